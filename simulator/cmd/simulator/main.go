@@ -1,0 +1,84 @@
+// Command simulator is the KNS-3 network simulator stub: it serves the
+// simulator API from a scenario file, reloading it when it changes.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"k8s.io/klog/v2"
+
+	"kns3.dev/kns3"
+	"kns3.dev/kns3/simulator/scenario"
+	"kns3.dev/kns3/simulator/server"
+)
+
+func main() {
+	if err := run(); err != nil {
+		klog.ErrorS(err, "Simulator failed")
+		klog.Flush()
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	fs := flag.NewFlagSet("simulator", flag.ExitOnError)
+	listen := fs.String("listen", ":80", "address to serve the simulator API on")
+	scenarioPath := fs.String("scenario", "", "scenario file (YAML or JSON); empty serves empty results")
+	reload := fs.Duration("reload-interval", 2*time.Second, "how often the scenario file is checked for changes")
+	showVersion := fs.Bool("version", false, "print the version and exit")
+	klog.InitFlags(fs)
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		return err
+	}
+	if *showVersion {
+		fmt.Printf("kns-3-simulator %s\n", kns3.Version)
+		return nil
+	}
+	if *reload <= 0 {
+		return fmt.Errorf("--reload-interval must be positive, got %s", *reload)
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	logger := klog.FromContext(ctx)
+
+	srv := server.New()
+	if *scenarioPath == "" {
+		logger.Info("No --scenario given: /simulate serves empty results")
+	} else {
+		// A scenario that is bad from the start fails start-up; a later bad
+		// version is logged and the last good one is kept.
+		if err := scenario.Watch(ctx, *scenarioPath, *reload, srv.SetScenario); err != nil {
+			return err
+		}
+	}
+
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", *listen, err)
+	}
+	httpServer := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 5 * time.Second}
+	logger.Info("Simulator serving", "version", kns3.Version, "address", ln.Addr().String(), "scenario", *scenarioPath)
+	errCh := make(chan error, 1)
+	go func() { errCh <- httpServer.Serve(ln) }()
+	select {
+	case err := <-errCh:
+		return err
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := httpServer.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
