@@ -1,0 +1,117 @@
+// Package customfilter implements CustomFilterPlugin, which keeps pods off
+// nodes an operator has excluded from KNS-3 and keeps "rigorous" pods on
+// nodes that declare the capability.
+package customfilter
+
+import (
+	"context"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/klog/v2"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/util"
+)
+
+// Name is the name of the plugin used in the plugin registry and configurations.
+const Name = "CustomFilterPlugin"
+
+const (
+	// LabelScheduler set to ValueDisabled on a node excludes it from KNS-3 scheduling.
+	LabelScheduler = "scheduler"
+	// ValueDisabled is the value of LabelScheduler that excludes a node.
+	ValueDisabled = "disabled"
+	// LabelCapability set to ValueRigorous marks a node fit for rigorous pods.
+	LabelCapability = "capability"
+	// AnnotationQoS set to ValueRigorous asks for a node with LabelCapability=rigorous.
+	AnnotationQoS = "kns-3-scheduler/qos"
+	// ValueRigorous is the QoS class and the capability that goes with it.
+	ValueRigorous = "rigorous"
+
+	// ErrReasonDisabled is reported for nodes labeled scheduler=disabled.
+	ErrReasonDisabled = "node(s) had label scheduler=disabled"
+	// ErrReasonNotRigorous is reported for nodes a rigorous pod cannot use.
+	ErrReasonNotRigorous = "node(s) didn't have label capability=rigorous required by pod annotation kns-3-scheduler/qos=rigorous"
+
+	// qosSignerName names the sign fragment holding the pod's QoS annotation,
+	// following the naming rule in k8s.io/kube-scheduler/framework.SignFragment.
+	qosSignerName = "v1.Pod.Annotations[kns-3-scheduler/qos]"
+)
+
+// CustomFilter is the CustomFilterPlugin. It is stateless.
+type CustomFilter struct{}
+
+var (
+	_ fwk.FilterPlugin      = &CustomFilter{}
+	_ fwk.EnqueueExtensions = &CustomFilter{}
+	_ fwk.SignPlugin        = &CustomFilter{}
+)
+
+// New initializes the plugin. It takes no arguments.
+func New(_ context.Context, _ runtime.Object, _ fwk.Handle) (fwk.Plugin, error) {
+	return &CustomFilter{}, nil
+}
+
+// Name returns the name of the plugin.
+func (pl *CustomFilter) Name() string { return Name }
+
+// Filter rejects a node labeled scheduler=disabled, and a node without
+// capability=rigorous for a pod annotated kns-3-scheduler/qos=rigorous.
+// Both are Unschedulable rather than UnschedulableAndUnresolvable: the seed
+// asks for Unschedulable, and a label can change at any time.
+func (pl *CustomFilter) Filter(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, nodeInfo fwk.NodeInfo) *fwk.Status {
+	node := nodeInfo.Node()
+	if reason := rejection(pod, node); reason != "" {
+		klog.FromContext(ctx).V(5).Info("Node rejected", "plugin", Name, "pod", klog.KObj(pod), "node", klog.KObj(node), "reason", reason)
+		return fwk.NewStatus(fwk.Unschedulable, reason)
+	}
+	return nil
+}
+
+// rejection returns why pod cannot go to node, or "" when it can.
+func rejection(pod *v1.Pod, node *v1.Node) string {
+	if node.Labels[LabelScheduler] == ValueDisabled {
+		return ErrReasonDisabled
+	}
+	if wantsRigorous(pod) && node.Labels[LabelCapability] != ValueRigorous {
+		return ErrReasonNotRigorous
+	}
+	return ""
+}
+
+func wantsRigorous(pod *v1.Pod) bool {
+	return pod.Annotations[AnnotationQoS] == ValueRigorous
+}
+
+// SignPod lets pods with the same QoS annotation share a batched result: the
+// verdict depends on nothing else of the pod.
+func (pl *CustomFilter) SignPod(_ context.Context, pod *v1.Pod) ([]fwk.SignFragment, *fwk.Status) {
+	return []fwk.SignFragment{{Key: qosSignerName, Value: pod.Annotations[AnnotationQoS]}}, nil
+}
+
+// EventsToRegister returns the node events that may turn a rejection into a fit:
+// a node added, or a node's labels changed.
+func (pl *CustomFilter) EventsToRegister(_ context.Context) ([]fwk.ClusterEventWithHint, error) {
+	return []fwk.ClusterEventWithHint{
+		{Event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Add | fwk.UpdateNodeLabel}, QueueingHintFn: pl.isSchedulableAfterNodeChange},
+	}, nil
+}
+
+// isSchedulableAfterNodeChange queues the pod only when the changed node now
+// passes this filter and did not before (or is new).
+func (pl *CustomFilter) isSchedulableAfterNodeChange(logger klog.Logger, pod *v1.Pod, oldObj, newObj interface{}) (fwk.QueueingHint, error) {
+	oldNode, newNode, err := util.As[*v1.Node](oldObj, newObj)
+	if err != nil {
+		return fwk.Queue, err
+	}
+	if rejection(pod, newNode) != "" {
+		logger.V(5).Info("Node changed but still rejects the pod", "plugin", Name, "pod", klog.KObj(pod), "node", klog.KObj(newNode))
+		return fwk.QueueSkip, nil
+	}
+	if oldNode != nil && rejection(pod, oldNode) == "" {
+		// The node already passed; its label change cannot be what the pod waits for.
+		return fwk.QueueSkip, nil
+	}
+	logger.V(5).Info("Node now passes the filter, pod may be schedulable", "plugin", Name, "pod", klog.KObj(pod), "node", klog.KObj(newNode))
+	return fwk.Queue, nil
+}

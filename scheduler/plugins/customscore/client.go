@@ -1,0 +1,125 @@
+package customscore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"time"
+
+	"k8s.io/klog/v2"
+)
+
+// simulateClient calls GET /simulate with a per-attempt timeout, a bounded
+// body and a fixed pause between attempts.
+type simulateClient struct {
+	url          string
+	timeout      time.Duration
+	retryDelay   time.Duration
+	maxBodyBytes int64
+	http         *http.Client
+}
+
+func newSimulateClient(cfg config) *simulateClient {
+	return &simulateClient{
+		url:          cfg.simulateURL,
+		timeout:      cfg.timeout,
+		retryDelay:   cfg.retryDelay,
+		maxBodyBytes: cfg.maxBodyBytes,
+		http: &http.Client{Transport: &http.Transport{
+			// The simulator is co-located: never route it through an HTTP proxy
+			// taken from the environment.
+			Proxy:               nil,
+			DialContext:         (&net.Dialer{Timeout: cfg.timeout, KeepAlive: 30 * time.Second}).DialContext,
+			MaxIdleConnsPerHost: 2,
+			IdleConnTimeout:     90 * time.Second,
+		}},
+	}
+}
+
+// attemptError is a failed attempt with the result label it is counted under.
+type attemptError struct {
+	result string
+	err    error
+}
+
+func (e *attemptError) Error() string { return e.err.Error() }
+func (e *attemptError) Unwrap() error { return e.err }
+
+// fetch makes up to attempts attempts and returns the first good simulation.
+// The returned result label is that of the last attempt.
+func (c *simulateClient) fetch(ctx context.Context, attempts int) (*simulation, int, string, error) {
+	logger := klog.FromContext(ctx)
+	var lastErr error
+	for i := 1; i <= attempts; i++ {
+		if i > 1 {
+			select {
+			case <-ctx.Done():
+				return nil, i - 1, resultTimeout, fmt.Errorf("%w (after %d attempts: %w)", ctx.Err(), i-1, lastErr)
+			case <-time.After(c.retryDelay):
+			}
+		}
+		sim, err := c.attempt(ctx)
+		if err == nil {
+			AttemptsTotal.WithLabelValues(resultSuccess).Inc()
+			return sim, i, resultSuccess, nil
+		}
+		result := resultConnError
+		var ae *attemptError
+		if errors.As(err, &ae) {
+			result = ae.result
+		}
+		AttemptsTotal.WithLabelValues(result).Inc()
+		logger.V(3).Info("Simulator attempt failed", "attempt", i, "of", attempts, "result", result, "err", err)
+		lastErr = err
+		if i == attempts {
+			return nil, i, result, fmt.Errorf("GET %s failed after %d attempt(s): %w", c.url, i, err)
+		}
+	}
+	return nil, 0, resultConnError, errors.New("no attempt made")
+}
+
+func (c *simulateClient) attempt(ctx context.Context) (*simulation, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url, nil)
+	if err != nil {
+		return nil, &attemptError{resultConnError, err}
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, &attemptError{classify(ctx, err), err}
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		// Drain a little so the connection can be reused.
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
+		return nil, &attemptError{resultHTTPError, fmt.Errorf("unexpected status %s", resp.Status)}
+	}
+	if resp.ContentLength > c.maxBodyBytes {
+		return nil, &attemptError{resultTooLarge, fmt.Errorf("body of %d bytes is over the %d-byte limit", resp.ContentLength, c.maxBodyBytes)}
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, c.maxBodyBytes+1))
+	if err != nil {
+		return nil, &attemptError{classify(ctx, err), fmt.Errorf("reading body: %w", err)}
+	}
+	if int64(len(body)) > c.maxBodyBytes {
+		return nil, &attemptError{resultTooLarge, fmt.Errorf("body is over the %d-byte limit", c.maxBodyBytes)}
+	}
+	sim, err := decodeSimulation(body)
+	if err != nil {
+		return nil, &attemptError{resultBadBody, err}
+	}
+	return sim, nil
+}
+
+func classify(ctx context.Context, err error) string {
+	var netErr net.Error
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) || (errors.As(err, &netErr) && netErr.Timeout()) {
+		return resultTimeout
+	}
+	return resultConnError
+}

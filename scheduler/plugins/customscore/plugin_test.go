@@ -1,0 +1,239 @@
+package customscore
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/component-base/metrics/testutil"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+	st "k8s.io/kubernetes/pkg/scheduler/testing"
+	"k8s.io/kubernetes/test/utils/ktesting"
+)
+
+func nodeInfos(names ...string) []fwk.NodeInfo {
+	out := make([]fwk.NodeInfo, len(names))
+	for i, n := range names {
+		ni := framework.NewNodeInfo()
+		ni.SetNode(st.MakeNode().Name(n).Obj())
+		out[i] = ni
+	}
+	return out
+}
+
+func newTestPlugin(t *testing.T, url, extraArgs string) *CustomScore {
+	t.Helper()
+	_, ctx := ktesting.NewTestContext(t)
+	args := fmt.Sprintf("simulatorURL: %s\ntimeout: 1s\nretryDelay: 1ms\n%s", url, extraArgs)
+	pl, err := New(ctx, &runtime.Unknown{Raw: []byte(args), ContentType: runtime.ContentTypeYAML}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pl.(*CustomScore)
+}
+
+// scoreCycle runs PreScore, Score and NormalizeScore as the framework does,
+// on a fresh CycleState, and returns the raw and the normalized scores.
+func scoreCycle(t *testing.T, pl *CustomScore, nodes []fwk.NodeInfo) (raw, normalized map[string]int64) {
+	t.Helper()
+	_, ctx := ktesting.NewTestContext(t)
+	state := framework.NewCycleState()
+	pod := st.MakePod().Name("p").Obj()
+	if s := pl.PreScore(ctx, state, pod, nodes); !s.IsSuccess() {
+		t.Fatalf("PreScore: %v", s)
+	}
+	raw = map[string]int64{}
+	list := make(fwk.NodeScoreList, len(nodes))
+	for i, n := range nodes {
+		score, s := pl.Score(ctx, state, pod, n)
+		if !s.IsSuccess() {
+			t.Fatalf("Score: %v", s)
+		}
+		raw[n.Node().Name] = score
+		list[i] = fwk.NodeScore{Name: n.Node().Name, Score: score}
+	}
+	if s := pl.ScoreExtensions().NormalizeScore(ctx, state, pod, list); !s.IsSuccess() {
+		t.Fatalf("NormalizeScore: %v", s)
+	}
+	normalized = map[string]int64{}
+	for _, ns := range list {
+		normalized[ns.Name] = ns.Score
+	}
+	return raw, normalized
+}
+
+func simulator(t *testing.T, body *atomic.Value, status *atomic.Int32) (*httptest.Server, *atomic.Int32) {
+	t.Helper()
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		calls.Add(1)
+		if code := status.Load(); code != 0 {
+			http.Error(w, "down", int(code))
+			return
+		}
+		_, _ = w.Write([]byte(body.Load().(string)))
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &calls
+}
+
+func TestScoringCycle(t *testing.T) {
+	var body atomic.Value
+	var status atomic.Int32
+	body.Store(`{"results":{"n1":{"score":0.9},"n2":{"score":0.45},"n3":{"score":0.1},"elsewhere":{"score":5}}}`)
+	srv, calls := simulator(t, &body, &status)
+	pl := newTestPlugin(t, srv.URL, "")
+	nodes := nodeInfos("n1", "n2", "n3", "n4")
+
+	raw, norm := scoreCycle(t, pl, nodes)
+	if diff := cmp.Diff(map[string]int64{"n1": 900, "n2": 450, "n3": 100, "n4": 0}, raw); diff != "" {
+		t.Errorf("raw scores (-want,+got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]int64{"n1": 100, "n2": 50, "n3": 11, "n4": 0}, norm); diff != "" {
+		t.Errorf("normalized scores (-want,+got):\n%s", diff)
+	}
+	if calls.Load() != 1 {
+		t.Errorf("PreScore made %d calls, want 1 per cycle", calls.Load())
+	}
+
+	// The next cycle sees the simulator's new ranking, not the old one.
+	body.Store(`{"results":[{"node":"n3","score":1},{"node":"n1","score":0}]}`)
+	raw, _ = scoreCycle(t, pl, nodes)
+	if diff := cmp.Diff(map[string]int64{"n1": 0, "n2": 0, "n3": 1000, "n4": 0}, raw); diff != "" {
+		t.Errorf("second cycle raw scores (-want,+got):\n%s", diff)
+	}
+	if calls.Load() != 2 {
+		t.Errorf("%d calls after two cycles, want 2", calls.Load())
+	}
+}
+
+func TestFallbackScoresEveryNodeZero(t *testing.T) {
+	var body atomic.Value
+	var status atomic.Int32
+	body.Store(`{"results":{"n1":{"score":0.9}}}`)
+	status.Store(http.StatusServiceUnavailable)
+	srv, calls := simulator(t, &body, &status)
+	pl := newTestPlugin(t, srv.URL, "breakerFailureThreshold: 100")
+	before, _ := testutil.GetCounterMetricValue(FallbacksTotal.WithLabelValues(fallbackFailed))
+
+	raw, norm := scoreCycle(t, pl, nodeInfos("n1", "n2"))
+	if diff := cmp.Diff(map[string]int64{"n1": 0, "n2": 0}, raw); diff != "" {
+		t.Errorf("raw (-want,+got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]int64{"n1": 100, "n2": 100}, norm); diff != "" {
+		t.Errorf("normalized (-want,+got):\n%s", diff)
+	}
+	if calls.Load() != 3 {
+		t.Errorf("%d attempts, want 3 (the call and 2 retries)", calls.Load())
+	}
+	after, _ := testutil.GetCounterMetricValue(FallbacksTotal.WithLabelValues(fallbackFailed))
+	if after-before != 1 {
+		t.Errorf("fallbacks grew by %v, want 1", after-before)
+	}
+}
+
+func TestBreakerThroughThePlugin(t *testing.T) {
+	var body atomic.Value
+	var status atomic.Int32
+	body.Store(`{"results":{"n1":{"score":0.9},"n2":{"score":0.1}}}`)
+	status.Store(http.StatusInternalServerError)
+	srv, calls := simulator(t, &body, &status)
+	pl := newTestPlugin(t, srv.URL, "retries: 0\nbreakerFailureThreshold: 2\nbreakerCooldown: 1h")
+	clock := &fakeClock{}
+	pl.breaker.now = clock.now
+	nodes := nodeInfos("n1", "n2")
+
+	scoreCycle(t, pl, nodes)
+	scoreCycle(t, pl, nodes)
+	if g, _ := testutil.GetGaugeMetricValue(BreakerState); g != float64(breakerOpen) {
+		t.Fatalf("breaker_state = %v after 2 failed cycles, want %d (open)", g, breakerOpen)
+	}
+	before, _ := testutil.GetCounterMetricValue(FallbacksTotal.WithLabelValues(fallbackBreakerOpen))
+	status.Store(0)
+	if raw, _ := scoreCycle(t, pl, nodes); raw["n1"] != 0 {
+		t.Errorf("open breaker still used the simulator: %v", raw)
+	}
+	if calls.Load() != 2 {
+		t.Errorf("%d calls, want 2: the open breaker must skip the simulator", calls.Load())
+	}
+	after, _ := testutil.GetCounterMetricValue(FallbacksTotal.WithLabelValues(fallbackBreakerOpen))
+	if after-before != 1 {
+		t.Errorf("breaker_open fallbacks grew by %v, want 1", after-before)
+	}
+
+	clock.step(2 * 3600e9)
+	if raw, _ := scoreCycle(t, pl, nodes); raw["n1"] != 900 {
+		t.Errorf("probe after cool-down should use the simulator: %v", raw)
+	}
+	if g, _ := testutil.GetGaugeMetricValue(BreakerState); g != float64(breakerClosed) {
+		t.Errorf("breaker_state = %v after a good probe, want 0 (closed)", g)
+	}
+}
+
+func TestScoreWithoutPreScoreIsAnError(t *testing.T) {
+	pl := &CustomScore{}
+	_, s := pl.Score(context.Background(), framework.NewCycleState(), &v1.Pod{}, nodeInfos("n1")[0])
+	if s.IsSuccess() {
+		t.Error("Score without PreScore state must fail")
+	}
+}
+
+func TestNormalizeScores(t *testing.T) {
+	tests := []struct {
+		name string
+		in   []int64
+		want []int64
+	}{
+		{"empty", nil, nil},
+		{"one node", []int64{420}, []int64{100}},
+		{"all zero", []int64{0, 0, 0}, []int64{100, 100, 100}},
+		{"all equal", []int64{7, 7}, []int64{100, 100}},
+		{"linear", []int64{0, 250, 500, 1000}, []int64{0, 25, 50, 100}},
+		{"offset", []int64{100, 200, 300}, []int64{0, 50, 100}},
+		{"negative", []int64{-1000, 0, 1000}, []int64{0, 50, 100}},
+		{"all negative", []int64{-300, -200, -100}, []int64{0, 50, 100}},
+		{"rounds down", []int64{0, 1, 3}, []int64{0, 33, 100}},
+		{"full int64 range", []int64{math.MinInt64, 0, math.MaxInt64}, []int64{0, 50, 100}},
+		{"large close values", []int64{math.MaxInt64 - 1000, math.MaxInt64}, []int64{0, 100}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			list := make(fwk.NodeScoreList, len(tt.in))
+			for i, s := range tt.in {
+				list[i] = fwk.NodeScore{Name: fmt.Sprint(i), Score: s}
+			}
+			normalizeScores(list)
+			for i := range list {
+				if list[i].Score != tt.want[i] {
+					t.Fatalf("normalize(%v) = %v, want %v", tt.in, list, tt.want)
+				}
+				if list[i].Score < 0 || list[i].Score > fwk.MaxNodeScore {
+					t.Fatalf("score %d out of range", list[i].Score)
+				}
+			}
+		})
+	}
+}
+
+func TestSignPodRefusesBatching(t *testing.T) {
+	_, s := (&CustomScore{}).SignPod(context.Background(), &v1.Pod{})
+	if s.Code() != fwk.Unschedulable {
+		t.Errorf("SignPod status = %v, want Unschedulable so that no pod reuses another's scores", s)
+	}
+}
+
+func TestNewRejectsInvalidArgs(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	_, err := New(ctx, &runtime.Unknown{Raw: []byte("timeout: -1s"), ContentType: runtime.ContentTypeYAML}, nil)
+	if err == nil {
+		t.Fatal("want an error for a negative timeout")
+	}
+}

@@ -1,0 +1,216 @@
+package customscore
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// simulation is the part of a SimulationResponse that scoring needs: each
+// node's score already multiplied by 1000 and clamped to int64.
+type simulation struct {
+	scores map[string]int64
+	// invalid lists nodes whose score was missing, NaN or infinite; they
+	// count as absent.
+	invalid []string
+}
+
+// wireResponse is the consumer's view of a SimulationResponse. encoding/json
+// matches field names case-insensitively and ignores unknown fields, which is
+// what the API contract asks of the consumer.
+type wireResponse struct {
+	Results *wireResults `json:"results"`
+}
+
+// wireResults accepts both shapes of "results": an object keyed by node
+// name, or an array of objects naming the node in "node" (or "name").
+type wireResults struct {
+	byNode map[string]wireScore
+	order  []string
+}
+
+type wireNode struct {
+	Score wireScore `json:"score"`
+}
+
+type wireNamedNode struct {
+	Node  string    `json:"node"`
+	Name  string    `json:"name"`
+	Score wireScore `json:"score"`
+}
+
+// wireScore is a score that may be missing, null, a number, or one of the
+// strings some encoders use for non-finite numbers ("NaN", "Infinity").
+type wireScore struct {
+	value float64
+	set   bool
+}
+
+func (s *wireScore) UnmarshalJSON(b []byte) error {
+	switch {
+	case bytes.Equal(b, []byte("null")):
+		return nil
+	case len(b) > 0 && b[0] == '"':
+		var str string
+		if err := json.Unmarshal(b, &str); err != nil {
+			return err
+		}
+		switch strings.ToLower(str) {
+		case "nan":
+			s.value, s.set = math.NaN(), true
+		case "infinity", "+infinity", "inf", "+inf":
+			s.value, s.set = math.Inf(1), true
+		case "-infinity", "-inf":
+			s.value, s.set = math.Inf(-1), true
+		default:
+			return fmt.Errorf("score %q is not a number", str)
+		}
+		return nil
+	}
+	v, err := strconv.ParseFloat(string(b), 64)
+	if err != nil {
+		var numErr *strconv.NumError
+		if errors.As(err, &numErr) && errors.Is(numErr.Err, strconv.ErrRange) {
+			// A finite literal beyond float64: keep its sign so that it clamps.
+			s.value, s.set = math.Copysign(math.MaxFloat64, v), true
+			if v == 0 {
+				s.value = 0
+			}
+			return nil
+		}
+		return fmt.Errorf("score %s is not a number", b)
+	}
+	s.value, s.set = v, true
+	return nil
+}
+
+func (r *wireResults) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	switch {
+	case len(b) > 0 && b[0] == '{':
+		var m map[string]wireNode
+		if err := json.Unmarshal(b, &m); err != nil {
+			return err
+		}
+		r.byNode = make(map[string]wireScore, len(m))
+		for name, n := range m {
+			r.byNode[name] = n.Score
+		}
+	case len(b) > 0 && b[0] == '[':
+		var list []wireNamedNode
+		if err := json.Unmarshal(b, &list); err != nil {
+			return err
+		}
+		r.byNode = make(map[string]wireScore, len(list))
+		for i, n := range list {
+			name := n.Node
+			if name == "" {
+				name = n.Name
+			}
+			if name == "" {
+				return fmt.Errorf("results[%d] names no node (want \"node\" or \"name\")", i)
+			}
+			r.byNode[name] = n.Score
+		}
+	case bytes.Equal(b, []byte("null")):
+		// Leaves r empty; decodeSimulation reports results as missing.
+	default:
+		return fmt.Errorf("results must be an object or an array")
+	}
+	return nil
+}
+
+// decodeSimulation decodes a /simulate body following the consumer rules of
+// the API contract.
+func decodeSimulation(body []byte) (*simulation, error) {
+	var resp wireResponse
+	err := json.Unmarshal(body, &resp)
+	var syntaxErr *json.SyntaxError
+	if errors.As(err, &syntaxErr) {
+		// Python's json module writes bare NaN and Infinity tokens; quote them
+		// and try once more. Only a body that failed to parse pays for this.
+		if fixed, changed := quoteNonFiniteTokens(body); changed {
+			resp = wireResponse{}
+			err = json.Unmarshal(fixed, &resp)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("decoding simulation response: %w", err)
+	}
+	if resp.Results == nil || resp.Results.byNode == nil {
+		return nil, errors.New("simulation response has no results")
+	}
+	sim := &simulation{scores: make(map[string]int64, len(resp.Results.byNode))}
+	for name, s := range resp.Results.byNode {
+		v, ok := milliScore(s)
+		if !ok {
+			sim.invalid = append(sim.invalid, name)
+			continue
+		}
+		sim.scores[name] = v
+	}
+	sort.Strings(sim.invalid)
+	return sim, nil
+}
+
+// milliScore returns int64(score × 1000), clamped to the int64 range, and
+// false for a missing, NaN or infinite score.
+func milliScore(s wireScore) (int64, bool) {
+	if !s.set || math.IsNaN(s.value) || math.IsInf(s.value, 0) {
+		return 0, false
+	}
+	v := s.value * 1000
+	switch {
+	// float64(math.MaxInt64) rounds up to 2^63, which does not fit: compare with it.
+	case v >= math.MaxInt64:
+		return math.MaxInt64, true
+	case v <= math.MinInt64:
+		return math.MinInt64, true
+	}
+	return int64(v), true
+}
+
+// quoteNonFiniteTokens rewrites the bare tokens NaN, Infinity and -Infinity
+// found outside strings into quoted strings.
+func quoteNonFiniteTokens(b []byte) ([]byte, bool) {
+	var out bytes.Buffer
+	changed, inString, escaped := false, false, false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if inString {
+			out.WriteByte(c)
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			continue
+		}
+		if c == '"' {
+			inString = true
+			out.WriteByte(c)
+			continue
+		}
+		matched := false
+		for _, tok := range []string{"NaN", "-Infinity", "Infinity"} {
+			if bytes.HasPrefix(b[i:], []byte(tok)) {
+				out.WriteString(`"` + tok + `"`)
+				i += len(tok) - 1
+				changed, matched = true, true
+				break
+			}
+		}
+		if !matched {
+			out.WriteByte(c)
+		}
+	}
+	return out.Bytes(), changed
+}
