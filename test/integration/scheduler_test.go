@@ -1,0 +1,139 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/spf13/pflag"
+	utilcompatibility "k8s.io/apiserver/pkg/util/compatibility"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/component-base/compatibility"
+	"k8s.io/component-base/configz"
+	featuregatetesting "k8s.io/component-base/featuregate/testing"
+	logsapi "k8s.io/component-base/logs/api/v1"
+	"k8s.io/kubernetes/cmd/kube-scheduler/app"
+	"k8s.io/kubernetes/cmd/kube-scheduler/app/options"
+	"k8s.io/kubernetes/pkg/features"
+	"sigs.k8s.io/yaml"
+
+	"kns3.dev/kns3/scheduler/plugins"
+	"kns3.dev/kns3/scheduler/plugins/customscore"
+)
+
+// configPath is the configuration the product ships.
+const configPath = "../../deploy/scheduler-config.yaml"
+
+func init() {
+	// Several schedulers start in one process, one after another.
+	logsapi.ReapplyHandling = logsapi.ReapplyHandlingIgnoreUnchanged
+}
+
+type schedulerOptions struct {
+	fastPath bool
+	// scoreArgs are CustomScorePlugin's pluginConfig args; the simulator URL is added.
+	scoreArgs map[string]any
+}
+
+// startScheduler runs kns-3-scheduler in the test process: the upstream
+// kube-scheduler app with the KNS-3 plugins, started from flags as the binary
+// is, with deploy/scheduler-config.yaml plus the test's kubeconfig and the
+// CustomScorePlugin args pointing at the simulator stub.
+func startScheduler(t *testing.T, cp *controlPlane, simulatorURL string, so schedulerOptions) {
+	t.Helper()
+	cfgFile := writeSchedulerConfig(t, cp.kubeconfig, simulatorURL, so.scoreArgs)
+
+	// A private copy of the feature gates, as upstream's scheduler test server does,
+	// so that each test sets InterPodAffinityHostnameFastPath through the real flag.
+	featureGate := utilfeature.DefaultMutableFeatureGate.DeepCopy()
+	effectiveVersion := utilcompatibility.DefaultKubeEffectiveVersionForTest()
+	registry := compatibility.NewComponentGlobalsRegistry()
+	if err := registry.Register(compatibility.DefaultKubeComponent, effectiveVersion, featureGate); err != nil {
+		t.Fatal(err)
+	}
+	opts := options.NewOptionsWithComponentGlobalsRegistry(registry)
+	fs := pflag.NewFlagSet("kns-3-scheduler", pflag.ContinueOnError)
+	for _, f := range opts.Flags.FlagSets {
+		fs.AddFlagSet(f)
+	}
+	args := []string{
+		"--config=" + cfgFile,
+		"--secure-port=0", // no serving: tests read metrics from the registry
+		fmt.Sprintf("--feature-gates=%s=%t", features.InterPodAffinityHostnameFastPath, so.fastPath),
+	}
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	if err := registry.Set(); err != nil {
+		t.Fatal(err)
+	}
+	// Plugins read gates from the process-wide default gate: carry the flag's values there.
+	overrides := featuregatetesting.FeatureOverrides{}
+	for f := range utilfeature.DefaultMutableFeatureGate.GetAll() {
+		if featureGate.Enabled(f) != utilfeature.DefaultFeatureGate.Enabled(f) {
+			overrides[f] = featureGate.Enabled(f)
+		}
+	}
+	featuregatetesting.SetFeatureGatesDuringTest(t, utilfeature.DefaultFeatureGate, overrides)
+	if got := utilfeature.DefaultFeatureGate.Enabled(features.InterPodAffinityHostnameFastPath); got != so.fastPath {
+		t.Fatalf("%s = %t, want %t", features.InterPodAffinityHostnameFastPath, got, so.fastPath)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cc, sched, err := app.Setup(ctx, opts, plugins.Options()...)
+	if err != nil {
+		cancel()
+		t.Fatalf("scheduler set-up: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- app.Run(ctx, cc, sched) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Logf("scheduler stopped: %v", err)
+		}
+		configz.Delete("componentconfig")
+	})
+}
+
+func writeSchedulerConfig(t *testing.T, kubeconfig, simulatorURL string, scoreArgs map[string]any) string {
+	t.Helper()
+	data, err := os.ReadFile(configPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg map[string]any
+	if err := yaml.Unmarshal(data, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	cfg["clientConnection"] = map[string]any{"kubeconfig": kubeconfig}
+	args := map[string]any{"simulatorURL": simulatorURL}
+	for k, v := range scoreArgs {
+		args[k] = v
+	}
+	profiles := cfg["profiles"].([]any)
+	profile := profiles[0].(map[string]any)
+	if profile["schedulerName"] != plugins.ProfileName {
+		t.Fatalf("%s: first profile is %v, want %s", configPath, profile["schedulerName"], plugins.ProfileName)
+	}
+	profile["pluginConfig"] = []any{map[string]any{"name": customscore.Name, "args": args}}
+	out, err := yaml.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "scheduler-config.yaml")
+	if err := os.WriteFile(path, out, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// featureName keeps the gate's name in test names readable.
+func featureName(on bool) string {
+	if on {
+		return string(features.InterPodAffinityHostnameFastPath) + "=true"
+	}
+	return string(features.InterPodAffinityHostnameFastPath) + "=false"
+}
