@@ -24,10 +24,12 @@ start)
   mkdir -p "$cache_root/bin" "$dir"
   if [ ! -x "$bin" ]; then
     echo "remote cache: building bazel-remote $BAZEL_REMOTE_VERSION"
-    tmp=$(mktemp -d)
-    GOBIN="$tmp" CGO_ENABLED=0 GOTOOLCHAIN=local go install "github.com/buchgr/bazel-remote/v2@$BAZEL_REMOTE_VERSION"
-    mv "$tmp/bazel-remote" "$bin"
-    rmdir "$tmp"
+    # Built inside its own module: `go install m@v` would ask the proxy for the
+    # module's version list, which it refuses for this module.
+    src=$(GOTOOLCHAIN=local go mod download -json "github.com/buchgr/bazel-remote/v2@$BAZEL_REMOTE_VERSION" |
+      sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+    (cd "$src" && CGO_ENABLED=0 GOTOOLCHAIN=local go build -o "$bin.tmp" .)
+    mv "$bin.tmp" "$bin"
   fi
   nohup "$bin" --dir "$dir" --max_size 10 --grpc_address "$grpc_address" --http_address "$http_address" \
     >"$cache_root/bazel-remote.log" 2>&1 &
