@@ -1,8 +1,9 @@
 # KNS-3 developer entry points. `make test` is the one test command.
 GO        ?= go
 BAZEL     ?= bazel
-# --config=cache uses the loopback remote cache that `make cache` starts.
-BAZEL_FLAGS ?=
+# Bazel uses the loopback remote cache (--config=cache) whenever `make cache`
+# (tools/bazel/remote-cache.sh start) has it running.
+BAZEL_FLAGS ?= $(shell tools/bazel/remote-cache.sh status >/dev/null 2>&1 && echo --config=cache)
 KUBE_VERSION := v1.37.2
 BIN       := _output/bin
 LDFLAGS   := -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) \
