@@ -109,4 +109,3 @@ func TestRunRequiresFlags(t *testing.T) {
 		t.Error("want an error for missing flags")
 	}
 }
-
