@@ -10,20 +10,39 @@ LDFLAGS   := -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) \
              -X k8s.io/component-base/version.gitMajor=1 \
              -X k8s.io/component-base/version.gitMinor=37
 
-.PHONY: all build images test check fmt-check vet lint-bazel bazel-setup bazel-test go-test cache clean
+.PHONY: all build images test check fmt-check vet lint-bazel bazel-setup bazel-test go-test cache clean \
+	demo host-setup node-image e2e
 
 all: build
 
+# KNS-3 on a local kind cluster with a sample workload: prints where each
+# pod went and the simulator's score for its node.
+demo: host-setup
+	$(GO) run ./tools/demo
+
 # Every test: formatting, vet, Bazel lint (buildifier, stale BUILD files),
-# then every unit and integration test under Bazel.
+# then every unit, integration and kind end-to-end test under Bazel.
 test: check bazel-test
+
+# Docker running, debootstrap installed, and the runc wrapper where the host
+# cannot grant CAP_SYS_RESOURCE (see README).
+host-setup:
+	tools/dockerhost/setup.sh
+
+# The kind node image (kns-3-node:v1.37.2-<inputs hash>), built if missing.
+node-image: host-setup
+	$(GO) run ./tools/kindnode
+
+# The kind suite without Bazel.
+e2e: host-setup
+	$(GO) test -tags e2e -count=1 -timeout 60m -v ./e2e/...
 
 check: fmt-check vet lint-bazel
 
 bazel-setup:
 	tools/bazel/setup.sh
 
-bazel-test: bazel-setup
+bazel-test: bazel-setup host-setup
 	$(BAZEL) test $(BAZEL_FLAGS) //...
 
 lint-bazel: bazel-setup
@@ -44,7 +63,7 @@ build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/simulator ./simulator/cmd/simulator
 
 vet:
-	$(GO) vet ./...
+	$(GO) vet -tags e2e ./...
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); \

@@ -94,6 +94,21 @@ def go_dependencies():
         version = "v4.0.0",
     )
     go_repository(
+        name = "com_github_burntsushi_toml",
+        build_file_proto_mode = "disable_global",
+        importpath = "github.com/BurntSushi/toml",
+        sum = "h1:kuoIxZQy2WRRk1pttg9asf+WVv6tWQuBNVmK8+nqPr0=",
+        version = "v1.4.0",
+    )
+    go_repository(
+        name = "com_github_cenkalti_backoff_v4",
+        build_file_proto_mode = "disable_global",
+        importpath = "github.com/cenkalti/backoff/v4",
+        sum = "h1:MyRJ/UdXutAwSAT+s3wNd7MfTIcy71VQueUuFK343L8=",
+        version = "v4.3.0",
+    )
+
+    go_repository(
         name = "com_github_cenkalti_backoff_v5",
         build_file_proto_mode = "disable_global",
         importpath = "github.com/cenkalti/backoff/v5",
@@ -311,6 +326,14 @@ def go_dependencies():
         sum = "h1:MVQghNeW+LZcmXe7SY1V36Z+WFMDjpqGAGacLe2T0ds=",
         version = "v1.3.3",
     )
+    go_repository(
+        name = "com_github_evanphx_json_patch_v5",
+        build_file_proto_mode = "disable_global",
+        importpath = "github.com/evanphx/json-patch/v5",
+        sum = "h1:/8HVnzMq13/3x9TPvjG08wUGqBTmZBsCWzjTM0wiaDU=",
+        version = "v5.9.11",
+    )
+
     go_repository(
         name = "com_github_exponent_io_jsonpath",
         build_file_proto_mode = "disable_global",
@@ -589,8 +612,8 @@ def go_dependencies():
         name = "com_github_google_gofuzz",
         build_file_proto_mode = "disable_global",
         importpath = "github.com/google/gofuzz",
-        sum = "h1:A8PeW59pxE9IoFRqBp37U+mSNaQoZ46F1f0f863XSXw=",
-        version = "v1.0.0",
+        sum = "h1:xRy4A+RhZaiKjJ1bPfwQ8sedCA+YS2YcCHW6ec7JMi0=",
+        version = "v1.2.0",
     )
     go_repository(
         name = "com_github_google_nftables",
@@ -607,6 +630,14 @@ def go_dependencies():
         sum = "h1:EwtI+Al+DeppwYX2oXJCETMO23COyaKGP6fHVpkpWpg=",
         version = "v0.0.0-20260402051712-545e8a4df936",
     )
+    go_repository(
+        name = "com_github_google_shlex",
+        build_file_proto_mode = "disable_global",
+        importpath = "github.com/google/shlex",
+        sum = "h1:El6M4kTTCOh6aBiKaUGG7oYTSPP8MxqL4YI3kZKwcP4=",
+        version = "v0.0.0-20191202100458-e7afc7fbc510",
+    )
+
     go_repository(
         name = "com_github_google_uuid",
         build_file_proto_mode = "disable_global",
@@ -672,12 +703,28 @@ def go_dependencies():
         version = "v0.0.0-20161109143554-76bb4ee9f0ab",
     )
     go_repository(
+        name = "com_github_jessevdk_go_flags",
+        build_file_proto_mode = "disable_global",
+        importpath = "github.com/jessevdk/go-flags",
+        sum = "h1:Cvu5U8UGrLay1rZfv/zP7iLpSHGUZ/Ou68T0iX1bBK4=",
+        version = "v1.6.1",
+    )
+
+    go_repository(
         name = "com_github_jonboulle_clockwork",
         build_file_proto_mode = "disable_global",
         importpath = "github.com/jonboulle/clockwork",
         sum = "h1:Hyh9A8u51kptdkR+cqRpT1EebBwTn1oK9YfGYbdFz6I=",
         version = "v0.5.0",
     )
+    go_repository(
+        name = "com_github_josharian_intern",
+        build_file_proto_mode = "disable_global",
+        importpath = "github.com/josharian/intern",
+        sum = "h1:vlS4z54oSdjm0bgjRigI+G1HpF+tI+9rE5LLzOg8HmY=",
+        version = "v1.0.0",
+    )
+
     go_repository(
         name = "com_github_jpillora_backoff",
         build_file_proto_mode = "disable_global",
@@ -742,6 +789,14 @@ def go_dependencies():
         version = "v1.1.0",
     )
     go_repository(
+        name = "com_github_mailru_easyjson",
+        build_file_proto_mode = "disable_global",
+        importpath = "github.com/mailru/easyjson",
+        sum = "h1:UGYAvKxe3sBsEDzO8ZeWOSlIQfWFlxbzLZe7hwFURr0=",
+        version = "v0.7.7",
+    )
+
+    go_repository(
         name = "com_github_makenowjust_heredoc",
         build_file_proto_mode = "disable_global",
         importpath = "github.com/MakeNowJust/heredoc",
@@ -755,6 +810,14 @@ def go_dependencies():
         sum = "h1:Zog+i5UMtVoCU8oKka5P7i9q9HgrJeGzI9SA1Xbatp0=",
         version = "v3.4.0",
     )
+    go_repository(
+        name = "com_github_mattn_go_isatty",
+        build_file_proto_mode = "disable_global",
+        importpath = "github.com/mattn/go-isatty",
+        sum = "h1:xfD0iDuEKnDkl03q4limB+vH+GxLEtL/jb4xVJSWWEY=",
+        version = "v0.0.20",
+    )
+
     go_repository(
         name = "com_github_matttproud_golang_protobuf_extensions",
         build_file_proto_mode = "disable_global",
@@ -896,6 +959,14 @@ def go_dependencies():
         version = "v0.0.0-20140419014527-cca7078d478f",
     )
     go_repository(
+        name = "com_github_niemeyer_pretty",
+        build_file_proto_mode = "disable_global",
+        importpath = "github.com/niemeyer/pretty",
+        sum = "h1:fD57ERR4JtEqsWbfPhv4DMiApHyliiK5xCTNVSPiaAs=",
+        version = "v0.0.0-20200227124842-a10e7caefd8e",
+    )
+
+    go_repository(
         name = "com_github_nytimes_gziphandler",
         build_file_proto_mode = "disable_global",
         importpath = "github.com/NYTimes/gziphandler",
@@ -952,12 +1023,28 @@ def go_dependencies():
         version = "v1.15.1",
     )
     go_repository(
+        name = "com_github_pelletier_go_toml",
+        build_file_proto_mode = "disable_global",
+        importpath = "github.com/pelletier/go-toml",
+        sum = "h1:4yBQzkHv+7BHq2PQUZF3Mx0IYxG7LsP222s7Agd3ve8=",
+        version = "v1.9.5",
+    )
+
+    go_repository(
         name = "com_github_peterbourgon_diskv",
         build_file_proto_mode = "disable_global",
         importpath = "github.com/peterbourgon/diskv",
         sum = "h1:UBdAOUP5p4RWqPBg048CAvpKN+vxiaj6gdUUzhl4XmI=",
         version = "v2.0.1+incompatible",
     )
+    go_repository(
+        name = "com_github_pkg_errors",
+        build_file_proto_mode = "disable_global",
+        importpath = "github.com/pkg/errors",
+        sum = "h1:FEBLx1zS214owpjy7qsBeixbURkuhQAwrK5UwLGTwt4=",
+        version = "v0.9.1",
+    )
+
     go_repository(
         name = "com_github_planetscale_vtprotobuf",
         build_file_proto_mode = "disable_global",
@@ -1050,6 +1137,14 @@ def go_dependencies():
         version = "v5.3.1",
     )
     go_repository(
+        name = "com_github_sergi_go_diff",
+        build_file_proto_mode = "disable_global",
+        importpath = "github.com/sergi/go-diff",
+        sum = "h1:n/SP9D5ad1fORl+llWyN+D6qoUETXNZARKjyY2/KVCw=",
+        version = "v1.4.0",
+    )
+
+    go_repository(
         name = "com_github_sirupsen_logrus",
         build_file_proto_mode = "disable_global",
         importpath = "github.com/sirupsen/logrus",
@@ -1127,6 +1222,14 @@ def go_dependencies():
         version = "v0.0.5",
     )
     go_repository(
+        name = "com_github_vladimirvivien_gexe",
+        build_file_proto_mode = "disable_global",
+        importpath = "github.com/vladimirvivien/gexe",
+        sum = "h1:AWBVaYnrTsGYBktXvcO0DfWPeSiZxn6mnQ5nvL+A1/A=",
+        version = "v0.5.0",
+    )
+
+    go_repository(
         name = "com_github_x448_float16",
         build_file_proto_mode = "disable_global",
         importpath = "github.com/x448/float16",
@@ -1176,6 +1279,14 @@ def go_dependencies():
         sum = "h1:1KrZg61W6TWSxuNZ37Xy49ps13NUovb66QLprthtwi4=",
         version = "v0.25.1",
     )
+    go_repository(
+        name = "dev_essio_al_pkg_shellescape",
+        build_file_proto_mode = "disable_global",
+        importpath = "al.essio.dev/pkg/shellescape",
+        sum = "h1:86HrALUujYS/h+GtqoB26SBEdkWfmMI6FubjXlsXyho=",
+        version = "v1.5.1",
+    )
+
     go_repository(
         name = "in_gopkg_check_v1",
         build_file_proto_mode = "disable_global",
@@ -1574,12 +1685,35 @@ def go_dependencies():
         version = "v0.36.0",
     )
     go_repository(
+        name = "io_k8s_sigs_controller_runtime",
+        build_file_proto_mode = "disable_global",
+        importpath = "sigs.k8s.io/controller-runtime",
+        sum = "h1:VjB/vhoPoA9l1kEKZHBMnQF33tdCLQKJtydy4iqwZ80=",
+        version = "v0.23.3",
+    )
+    go_repository(
+        name = "io_k8s_sigs_e2e_framework",
+        build_file_proto_mode = "disable_global",
+        importpath = "sigs.k8s.io/e2e-framework",
+        sum = "h1:AHkySTC6MvnnMbVSxaO4z1m2MhQKNFP+2Ihs5pRNLlM=",
+        version = "v0.7.0",
+    )
+
+    go_repository(
         name = "io_k8s_sigs_json",
         build_file_proto_mode = "disable_global",
         importpath = "sigs.k8s.io/json",
         sum = "h1:IpInykpT6ceI+QxKBbEflcR5EXP7sU1kvOlxwZh5txg=",
         version = "v0.0.0-20250730193827-2d320260d730",
     )
+    go_repository(
+        name = "io_k8s_sigs_kind",
+        build_file_proto_mode = "disable_global",
+        importpath = "sigs.k8s.io/kind",
+        sum = "h1:AjvDv3vOygb/VKLVQW87lfktIBzkxR8Ump9DjxC8+Lk=",
+        version = "v0.33.0",
+    )
+
     go_repository(
         name = "io_k8s_sigs_knftables",
         build_file_proto_mode = "disable_global",
@@ -1909,4 +2043,11 @@ def go_dependencies():
         importpath = "go.uber.org/zap",
         sum = "h1:08RqriUEv8+ArZRYSTXy1LeBScaMpVSTBhCeaZYfMYc=",
         version = "v1.27.1",
+    )
+    go_repository(
+        name = "xyz_gomodules_jsonpatch_v2",
+        build_file_proto_mode = "disable_global",
+        importpath = "gomodules.xyz/jsonpatch/v2",
+        sum = "h1:Ci3iUJyx9UeRx7CeFN8ARgGbkESwJK+KB9lLcWxY/Zw=",
+        version = "v2.4.0",
     )

@@ -35,6 +35,7 @@ func run() error {
 	scenarioPath := fs.String("scenario", "", "scenario file (YAML or JSON); empty serves empty results")
 	reload := fs.Duration("reload-interval", 2*time.Second, "how often the scenario file is checked for changes")
 	showVersion := fs.Bool("version", false, "print the version and exit")
+	probe := fs.String("probe", "", "GET this URL, exit 0 on 200 OK and 1 otherwise (an exec probe for a simulator listening on loopback)")
 	klog.InitFlags(fs)
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return err
@@ -42,6 +43,9 @@ func run() error {
 	if *showVersion {
 		fmt.Printf("kns-3-simulator %s\n", kns3.Version)
 		return nil
+	}
+	if *probe != "" {
+		return probeURL(*probe)
 	}
 	if *reload <= 0 {
 		return fmt.Errorf("--reload-interval must be positive, got %s", *reload)
@@ -79,6 +83,21 @@ func run() error {
 	defer cancel()
 	if err := httpServer.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
+	}
+	return nil
+}
+
+// probeURL is a health check from inside the pod, where the simulator's
+// loopback address is reachable and the kubelet's HTTP probes are not.
+func probeURL(url string) error {
+	client := &http.Client{Timeout: 2 * time.Second}
+	resp, err := client.Get(url)
+	if err != nil {
+		return fmt.Errorf("probe: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("probe: %s answered %s", url, resp.Status)
 	}
 	return nil
 }

@@ -1,0 +1,371 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/e2e-framework/pkg/envconf"
+
+	"kns3.dev/kns3/scheduler/plugins"
+	"kns3.dev/kns3/scheduler/plugins/custombind"
+	"kns3.dev/kns3/scheduler/plugins/customfilter"
+	"kns3.dev/kns3/tools/kindenv"
+)
+
+const (
+	waitTimeout = 90 * time.Second
+	// workloadImage is loaded on every node with the cluster; as a workload
+	// it just serves on the pod's loopback.
+	workloadImage = "kns-3-simulator:v0.1.0"
+)
+
+// cluster is one test's view of the kind cluster.
+type cluster struct {
+	t      *testing.T
+	cfg    *rest.Config
+	client kubernetes.Interface
+	ns     string
+	// The workers, by role (deploy/kind/cluster.yaml).
+	disabled, rigorous, plain string
+}
+
+func newCluster(t *testing.T, envCfg *envconf.Config, namespace string) *cluster {
+	t.Helper()
+	cfg := envCfg.Client().RESTConfig()
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &cluster{t: t, cfg: cfg, client: client, ns: namespace}
+	nodes, err := client.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range nodes.Items {
+		if _, cp := n.Labels["node-role.kubernetes.io/control-plane"]; cp {
+			continue
+		}
+		switch {
+		case n.Labels[customfilter.LabelScheduler] == customfilter.ValueDisabled:
+			c.disabled = n.Name
+		case n.Labels[customfilter.LabelCapability] == customfilter.ValueRigorous:
+			c.rigorous = n.Name
+		default:
+			c.plain = n.Name
+		}
+	}
+	if c.disabled == "" || c.rigorous == "" || c.plain == "" {
+		t.Fatalf("cluster lacks a labeled worker: disabled=%q rigorous=%q plain=%q", c.disabled, c.rigorous, c.plain)
+	}
+	ns := &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}
+	if _, err := client.CoreV1().Namespaces().Create(context.Background(), ns, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = client.CoreV1().Namespaces().Delete(context.Background(), namespace, metav1.DeleteOptions{})
+	})
+	return c
+}
+
+type podOption func(*v1.Pod)
+
+func withLabels(kv ...string) podOption {
+	return func(p *v1.Pod) {
+		if p.Labels == nil {
+			p.Labels = map[string]string{}
+		}
+		for i := 0; i+1 < len(kv); i += 2 {
+			p.Labels[kv[i]] = kv[i+1]
+		}
+	}
+}
+
+func rigorous() podOption {
+	return func(p *v1.Pod) {
+		p.Annotations = map[string]string{customfilter.AnnotationQoS: customfilter.ValueRigorous}
+	}
+}
+
+// hostnameTerm selects pods labeled app=<app> on the same node.
+func hostnameTerm(app string) []v1.PodAffinityTerm {
+	return []v1.PodAffinityTerm{{
+		LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}},
+		TopologyKey:   v1.LabelHostname,
+	}}
+}
+
+func withAffinity(app string) podOption {
+	return func(p *v1.Pod) {
+		p.Spec.Affinity = &v1.Affinity{PodAffinity: &v1.PodAffinity{
+			RequiredDuringSchedulingIgnoredDuringExecution: hostnameTerm(app)}}
+	}
+}
+
+func withAntiAffinity(app string) podOption {
+	return func(p *v1.Pod) {
+		p.Spec.Affinity = &v1.Affinity{PodAntiAffinity: &v1.PodAntiAffinity{
+			RequiredDuringSchedulingIgnoredDuringExecution: hostnameTerm(app)}}
+	}
+}
+
+// createPod creates a pod for the kns-3-scheduler profile.
+func (c *cluster) createPod(name string, opts ...podOption) {
+	c.t.Helper()
+	nonRoot := true
+	pod := &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: c.ns},
+		Spec: v1.PodSpec{
+			SchedulerName: plugins.ProfileName,
+			Containers: []v1.Container{{
+				Name: "app", Image: workloadImage, ImagePullPolicy: v1.PullNever,
+				Args: []string{"--listen=127.0.0.1:8080"},
+				Resources: v1.ResourceRequirements{Requests: v1.ResourceList{}},
+			}},
+			SecurityContext:               &v1.PodSecurityContext{RunAsNonRoot: &nonRoot},
+			TerminationGracePeriodSeconds: new(int64),
+		},
+	}
+	for _, o := range opts {
+		o(pod)
+	}
+	if _, err := c.client.CoreV1().Pods(c.ns).Create(context.Background(), pod, metav1.CreateOptions{}); err != nil {
+		c.t.Fatalf("creating pod %s: %v", name, err)
+	}
+}
+
+// scheduled waits until the pod is bound and returns its node.
+func (c *cluster) scheduled(name string) string {
+	c.t.Helper()
+	var node string
+	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, waitTimeout, true, func(ctx context.Context) (bool, error) {
+		pod, err := c.client.CoreV1().Pods(c.ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		node = pod.Spec.NodeName
+		return node != "", nil
+	})
+	if err != nil {
+		c.t.Fatalf("pod %s/%s was not scheduled: %v (%s)", c.ns, name, err, c.schedulingMessage(name))
+	}
+	return node
+}
+
+// unschedulable waits for a FailedScheduling event and returns its message;
+// the pod must stay unbound.
+func (c *cluster) unschedulable(name string) string {
+	c.t.Helper()
+	var message string
+	err := wait.PollUntilContextTimeout(context.Background(), 500*time.Millisecond, waitTimeout, true, func(ctx context.Context) (bool, error) {
+		pod, err := c.client.CoreV1().Pods(c.ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		if pod.Spec.NodeName != "" {
+			return false, fmt.Errorf("pod was bound to %s", pod.Spec.NodeName)
+		}
+		events, err := c.client.CoreV1().Events(c.ns).List(ctx, metav1.ListOptions{
+			FieldSelector: "involvedObject.name=" + name + ",reason=FailedScheduling",
+		})
+		if err != nil {
+			return false, err
+		}
+		if len(events.Items) > 0 {
+			message = events.Items[len(events.Items)-1].Message
+			return true, nil
+		}
+		return false, nil
+	})
+	if err != nil {
+		c.t.Fatalf("pod %s/%s: no FailedScheduling event: %v", c.ns, name, err)
+	}
+	return message
+}
+
+func (c *cluster) schedulingMessage(name string) string {
+	pod, err := c.client.CoreV1().Pods(c.ns).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		return err.Error()
+	}
+	for _, cond := range pod.Status.Conditions {
+		if cond.Type == v1.PodScheduled {
+			return strings.TrimSpace(cond.Reason + ": " + cond.Message)
+		}
+	}
+	return "no PodScheduled condition"
+}
+
+// setNodeLabel sets (value != "") or removes a label of a node.
+func (c *cluster) setNodeLabel(node, key, value string) {
+	c.t.Helper()
+	var patch string
+	if value == "" {
+		patch = fmt.Sprintf(`{"metadata":{"labels":{%q:null}}}`, key)
+	} else {
+		patch = fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, key, value)
+	}
+	if _, err := c.client.CoreV1().Nodes().Patch(context.Background(), node, "application/merge-patch+json",
+		[]byte(patch), metav1.PatchOptions{}); err != nil {
+		c.t.Fatalf("labeling node %s: %v", node, err)
+	}
+}
+
+// simulate is one answer of the simulator in the scheduler's pod.
+type simulate struct {
+	status int
+	source string
+}
+
+// getSimulate asks the pod's simulator, through a port-forward to its
+// loopback address, what the scheduler would get now.
+func (c *cluster) getSimulate(ctx context.Context) (simulate, error) {
+	pod, err := kindenv.SchedulerPod(ctx, c.client)
+	if err != nil {
+		return simulate{}, err
+	}
+	port, stop, err := kindenv.Forward(c.cfg, c.client, kindenv.Namespace, pod.Name, 80)
+	if err != nil {
+		return simulate{}, err
+	}
+	defer close(stop)
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/simulate", port))
+	if err != nil {
+		return simulate{}, err
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Source string `json:"source"`
+	}
+	_ = json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&body)
+	return simulate{status: resp.StatusCode, source: body.Source}, nil
+}
+
+// setScenario replaces the simulator's scenario and waits until the
+// simulator serves it. The scenario must name a unique source.
+func (c *cluster) setScenario(source, nodesYAML string, fault bool) {
+	c.t.Helper()
+	doc := "source: " + source + "\nnodes:\n" + nodesYAML
+	wantStatus := http.StatusOK
+	if fault {
+		doc += "fault:\n  status: 500\n"
+		wantStatus = http.StatusInternalServerError
+	}
+	ctx := context.Background()
+	if err := kindenv.SetScenario(ctx, c.client, doc); err != nil {
+		c.t.Fatalf("updating the scenario ConfigMap: %v", err)
+	}
+	var last simulate
+	err := wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		got, err := c.getSimulate(ctx)
+		if err != nil {
+			c.t.Logf("asking the simulator: %v", err)
+			return false, nil
+		}
+		last = got
+		return got.status == wantStatus && (fault || got.source == source), nil
+	})
+	if err != nil {
+		c.t.Fatalf("the simulator did not take scenario %q: last answer %+v: %v", source, last, err)
+	}
+}
+
+// schedulerMetrics scrapes the scheduler's /metrics over its secure port,
+// authenticated with the kubeconfig's client certificate as an operator's
+// Prometheus would be with its own.
+func (c *cluster) schedulerMetrics() map[string]float64 {
+	c.t.Helper()
+	ctx := context.Background()
+	pod, err := kindenv.SchedulerPod(ctx, c.client)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	port, stop, err := kindenv.Forward(c.cfg, c.client, kindenv.Namespace, pod.Name, 10259)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer close(stop)
+	cert, err := tls.X509KeyPair(c.cfg.CertData, c.cfg.KeyData)
+	if err != nil {
+		c.t.Fatalf("kubeconfig client certificate: %v", err)
+	}
+	httpClient := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{
+		Certificates: []tls.Certificate{cert},
+		// The scheduler serves a self-signed certificate; the port-forward
+		// already ties the connection to its pod.
+		InsecureSkipVerify: true, //nolint:gosec
+	}}}
+	resp, err := httpClient.Get(fmt.Sprintf("https://127.0.0.1:%d/metrics", port))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		c.t.Fatalf("GET /metrics: %s: %s", resp.Status, body)
+	}
+	return parseMetrics(resp.Body)
+}
+
+// parseMetrics reads the kns3_ series of a Prometheus text exposition.
+func parseMetrics(r io.Reader) map[string]float64 {
+	out := map[string]float64{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "kns3_") {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		var v float64
+		if _, err := fmt.Sscan(line[i+1:], &v); err == nil {
+			out[line[:i]] = v
+		}
+	}
+	return out
+}
+
+// boundLogged checks the scheduler's log has the PostBind line for each
+// pod, on the node the pod is bound to.
+func (c *cluster) boundLogged(pods map[string]string) {
+	c.t.Helper()
+	var missing []string
+	err := wait.PollUntilContextTimeout(context.Background(), time.Second, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		pod, err := kindenv.SchedulerPod(ctx, c.client)
+		if err != nil {
+			return false, nil
+		}
+		raw, err := c.client.CoreV1().Pods(kindenv.Namespace).GetLogs(pod.Name, &v1.PodLogOptions{
+			Container: kindenv.SchedulerContainer}).DoRaw(ctx)
+		if err != nil {
+			return false, nil
+		}
+		log := string(raw)
+		missing = missing[:0]
+		for name, node := range pods {
+			want := fmt.Sprintf("%q pod=%q node=%q", custombind.Message, c.ns+"/"+name, node)
+			if !strings.Contains(log, want) {
+				missing = append(missing, want)
+			}
+		}
+		return len(missing) == 0, nil
+	})
+	if err != nil {
+		c.t.Errorf("the scheduler's log lacks %d PostBind line(s), e.g. %s", len(missing), strings.Join(missing, "; "))
+	}
+}

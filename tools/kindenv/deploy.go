@@ -1,0 +1,174 @@
+package kindenv
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	apitypes "k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/api/types"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+)
+
+const (
+	// Namespace, Deployment, ScenarioConfigMap and ScenarioKey are the
+	// names deploy/ gives KNS-3's objects.
+	Namespace         = "kns-3-system"
+	Deployment        = "kns-3-scheduler"
+	ScenarioConfigMap = "kns-3-simulator-scenario"
+	ScenarioKey       = "scenario.yaml"
+	// SchedulerContainer and SimulatorContainer are the pod's containers.
+	SchedulerContainer = "kns-3-scheduler"
+	SimulatorContainer = "simulator"
+
+	// SamplePods is how many pods deploy/sample creates, in SampleNamespace.
+	SamplePods      = 9
+	SampleNamespace = "kns-3-demo"
+
+	fieldManager = "kns-3"
+)
+
+// Render builds the kustomization in dir, as `kubectl kustomize dir` does.
+func Render(dir string) ([]*unstructured.Unstructured, error) {
+	opts := krusty.MakeDefaultOptions()
+	// Test runners hand the directory over as symlinks into the source
+	// tree; the kustomization is ours, so files may resolve outside it.
+	opts.LoadRestrictions = types.LoadRestrictionsNone
+	// Namespaces, RBAC and ConfigMaps before the workloads that use them.
+	opts.Reorder = krusty.ReorderOptionLegacy
+	k := krusty.MakeKustomizer(opts)
+	resources, err := k.Run(filesys.MakeFsOnDisk(), dir)
+	if err != nil {
+		return nil, fmt.Errorf("kustomize %s: %w", dir, err)
+	}
+	var objs []*unstructured.Unstructured
+	for _, r := range resources.Resources() {
+		m, err := r.Map()
+		if err != nil {
+			return nil, fmt.Errorf("kustomize %s: %s: %w", dir, r.CurId(), err)
+		}
+		objs = append(objs, &unstructured.Unstructured{Object: m})
+	}
+	return objs, nil
+}
+
+// Apply server-side applies the kustomization in dir, like
+// `kubectl apply --server-side -k dir`.
+func Apply(ctx context.Context, cfg *rest.Config, dir string) error {
+	objs, err := Render(dir)
+	if err != nil {
+		return err
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	force := true
+	for _, obj := range objs {
+		gvk := obj.GroupVersionKind()
+		mapping, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		if err != nil {
+			return fmt.Errorf("%s %s: %w", gvk.Kind, obj.GetName(), err)
+		}
+		var ri dynamic.ResourceInterface = dyn.Resource(mapping.Resource)
+		if mapping.Scope.Name() == "namespace" {
+			ri = dyn.Resource(mapping.Resource).Namespace(obj.GetNamespace())
+		}
+		data, err := obj.MarshalJSON()
+		if err != nil {
+			return err
+		}
+		if _, err := ri.Patch(ctx, obj.GetName(), apitypes.ApplyPatchType, data,
+			metav1.PatchOptions{FieldManager: fieldManager, Force: &force}); err != nil {
+			return fmt.Errorf("applying %s %s/%s: %w", gvk.Kind, obj.GetNamespace(), obj.GetName(), err)
+		}
+	}
+	return nil
+}
+
+// WaitForScheduler waits until the Deployment's new pod is ready and
+// returns it.
+func WaitForScheduler(ctx context.Context, client kubernetes.Interface, timeout time.Duration) (*v1.Pod, error) {
+	var ready *v1.Pod
+	var last string
+	err := wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, func(ctx context.Context) (bool, error) {
+		d, err := client.AppsV1().Deployments(Namespace).Get(ctx, Deployment, metav1.GetOptions{})
+		if err != nil {
+			last = err.Error()
+			return false, nil
+		}
+		if !deploymentDone(d) {
+			last = fmt.Sprintf("deployment: %d/%d ready, %d updated", d.Status.ReadyReplicas, *d.Spec.Replicas, d.Status.UpdatedReplicas)
+			return false, nil
+		}
+		pod, err := SchedulerPod(ctx, client)
+		if err != nil {
+			last = err.Error()
+			return false, nil
+		}
+		ready = pod
+		return true, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("the KNS-3 scheduler did not become ready in %s (%s): %w", timeout, last, err)
+	}
+	return ready, nil
+}
+
+func deploymentDone(d *appsv1.Deployment) bool {
+	return d.Status.ObservedGeneration >= d.Generation &&
+		d.Status.UpdatedReplicas == *d.Spec.Replicas &&
+		d.Status.ReadyReplicas == *d.Spec.Replicas &&
+		d.Status.Replicas == *d.Spec.Replicas
+}
+
+// SchedulerPod is the running, ready KNS-3 pod.
+func SchedulerPod(ctx context.Context, client kubernetes.Interface) (*v1.Pod, error) {
+	pods, err := client.CoreV1().Pods(Namespace).List(ctx, metav1.ListOptions{
+		LabelSelector: "app.kubernetes.io/name=" + Deployment,
+	})
+	if err != nil {
+		return nil, err
+	}
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if p.DeletionTimestamp != nil || p.Status.Phase != v1.PodRunning {
+			continue
+		}
+		for _, c := range p.Status.Conditions {
+			if c.Type == v1.PodReady && c.Status == v1.ConditionTrue {
+				return p, nil
+			}
+		}
+	}
+	return nil, fmt.Errorf("no ready pod of %s/%s among %d", Namespace, Deployment, len(pods.Items))
+}
+
+// SetScenario replaces the simulator's scenario; the simulator picks it up
+// once the kubelet has refreshed the mounted ConfigMap.
+func SetScenario(ctx context.Context, client kubernetes.Interface, scenarioYAML string) error {
+	cm, err := client.CoreV1().ConfigMaps(Namespace).Get(ctx, ScenarioConfigMap, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	cm.Data = map[string]string{ScenarioKey: scenarioYAML}
+	_, err = client.CoreV1().ConfigMaps(Namespace).Update(ctx, cm, metav1.UpdateOptions{})
+	return err
+}

@@ -1,0 +1,130 @@
+// Package kindenv brings KNS-3 up on a kind cluster: it finds or builds what
+// the cluster needs (the kind command, the node image, the KNS-3 images),
+// deploys deploy/ and talks to the running scheduler pod. The end-to-end
+// suite and the demo share it.
+package kindenv
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"kns3.dev/kns3/tools/kindnode/nodeimage"
+)
+
+// Inputs are the files and images a cluster is made from. Empty fields are
+// built by Resolve; Bazel passes its own outputs instead.
+type Inputs struct {
+	// Root is the repository root (or Bazel's runfiles tree of it).
+	Root string
+	// Kind is the kind command, built from the version go.mod pins.
+	Kind string
+	// NodeImage is the kind node image's name.
+	NodeImage string
+	// SchedulerArchive and SimulatorArchive are the KNS-3 image tarballs.
+	SchedulerArchive, SimulatorArchive string
+}
+
+// Resolve fills every empty field, building what is missing. Progress lines
+// go to w.
+func (in *Inputs) Resolve(ctx context.Context, w io.Writer) error {
+	root, err := filepath.Abs(in.Root)
+	if err != nil {
+		return err
+	}
+	in.Root = root
+	// Given paths are relative to the root, as Bazel's $(rootpath) are.
+	for _, p := range []*string{&in.Kind, &in.SchedulerArchive, &in.SimulatorArchive} {
+		if *p != "" && !filepath.IsAbs(*p) {
+			*p = filepath.Join(root, *p)
+		}
+	}
+	ensurePath()
+	cache, err := nodeimage.DefaultCacheDir()
+	if err != nil {
+		return err
+	}
+	out := filepath.Join(cache, "kindenv")
+	if in.Kind == "" {
+		fmt.Fprintln(w, "kindenv: building the kind command from go.mod's version")
+		in.Kind = filepath.Join(out, "kind")
+		if err := goBuild(ctx, root, in.Kind, "sigs.k8s.io/kind"); err != nil {
+			return err
+		}
+	}
+	for _, img := range []struct {
+		archive *string
+		name    string
+		pkg     string
+	}{
+		{&in.SchedulerArchive, "kns-3-scheduler", "./scheduler/cmd/kns-3-scheduler"},
+		{&in.SimulatorArchive, "kns-3-simulator", "./simulator/cmd/simulator"},
+	} {
+		if *img.archive != "" {
+			continue
+		}
+		fmt.Fprintf(w, "kindenv: building the %s image\n", img.name)
+		bin := filepath.Join(out, img.name)
+		if err := goBuild(ctx, root, bin, img.pkg); err != nil {
+			return err
+		}
+		*img.archive = filepath.Join(out, img.name+".tar")
+		if err := goRun(ctx, root, "./tools/image", "--binary", bin, "--name", img.name,
+			"--version-file", filepath.Join(root, "VERSION"), "--output", *img.archive); err != nil {
+			return err
+		}
+	}
+	if in.NodeImage == "" {
+		kindDir, err := nodeimage.KindModuleDir()
+		if err != nil {
+			return err
+		}
+		in.NodeImage, err = nodeimage.Build(ctx, nodeimage.Options{
+			ModulesDir: filepath.Join(root, "tools", "kindnode", "modules"),
+			KindDir:    kindDir,
+			Progress:   w,
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ensurePath adds the system directories kind, docker and the node image
+// build need: test runners start with a minimal PATH.
+func ensurePath() {
+	path := os.Getenv("PATH")
+	have := map[string]bool{}
+	for _, d := range filepath.SplitList(path) {
+		have[d] = true
+	}
+	for _, d := range []string{"/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin", "/usr/local/go/bin"} {
+		if !have[d] {
+			path += string(filepath.ListSeparator) + d
+		}
+	}
+	os.Setenv("PATH", path)
+}
+
+func goBuild(ctx context.Context, root, out, pkg string) error {
+	return goCmd(ctx, root, []string{"CGO_ENABLED=0"}, "build", "-trimpath", "-o", out, pkg)
+}
+
+func goRun(ctx context.Context, root string, args ...string) error {
+	return goCmd(ctx, root, nil, append([]string{"run"}, args...)...)
+}
+
+func goCmd(ctx context.Context, dir string, env []string, args ...string) error {
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go %s: %w\n%s", strings.Join(args, " "), err, out)
+	}
+	return nil
+}

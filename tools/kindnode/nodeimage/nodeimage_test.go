@@ -1,0 +1,104 @@
+package nodeimage
+
+import (
+	"crypto/sha256"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestMirrorFromLine(t *testing.T) {
+	tests := []struct{ line, want string }{
+		{"URIs: http://mirror.example/debian", "http://mirror.example/debian"},
+		{"URIs: http://mirror.example/debian-security", ""},
+		{"deb http://mirror.example/debian bookworm main", "http://mirror.example/debian"},
+		{"deb [arch=amd64 signed-by=/k.gpg] http://mirror.example/debian bookworm main", "http://mirror.example/debian"},
+		{"# deb http://mirror.example/debian bookworm main", ""},
+		{"Suites: bookworm", ""},
+	}
+	for _, tt := range tests {
+		if got := mirrorFromLine(tt.line); got != tt.want {
+			t.Errorf("mirrorFromLine(%q) = %q, want %q", tt.line, got, tt.want)
+		}
+	}
+}
+
+func TestVersionFlagsStampBothPackages(t *testing.T) {
+	flags := versionFlags()
+	for _, want := range []string{
+		"k8s.io/component-base/version.gitVersion=" + KubernetesVersion,
+		"k8s.io/client-go/pkg/version.gitVersion=" + KubernetesVersion,
+		"k8s.io/component-base/version.gitMajor=1",
+		"k8s.io/component-base/version.gitMinor=37",
+	} {
+		if !strings.Contains(flags, want) {
+			t.Errorf("versionFlags() = %q lacks %q", flags, want)
+		}
+	}
+}
+
+// The image name must change with any input file and only then.
+func TestHashFollowsInputs(t *testing.T) {
+	modules, kind := t.TempDir(), t.TempDir()
+	write := func(dir, name, content string) {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(modules, "kubernetes/go.mod", "module a\n")
+	write(kind, "images/base/files/usr/local/bin/entrypoint", "#!/bin/sh\n")
+	o := &Options{ModulesDir: modules, KindDir: kind}
+	hash := func() string {
+		t.Helper()
+		h, err := inputsHash(o, "go1.26.8")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	first := hash()
+	if again := hash(); again != first {
+		t.Fatalf("same inputs, different hashes: %s %s", first, again)
+	}
+	write(modules, "BUILD.bazel", "filegroup()\n")
+	if h := hash(); h != first {
+		t.Errorf("a BUILD.bazel file changed the hash")
+	}
+	write(modules, "kubernetes/go.mod", "module b\n")
+	second := hash()
+	if second == first {
+		t.Errorf("changing a module file kept the hash")
+	}
+	write(kind, "images/base/files/usr/local/bin/entrypoint", "#!/bin/bash\n")
+	if h := hash(); h == second {
+		t.Errorf("changing a kind base file kept the hash")
+	}
+	if h, _ := inputsHash(o, "go1.27.0"); h == hash() {
+		t.Errorf("a different Go version kept the hash")
+	}
+}
+
+func TestWriteLayerIsReproducible(t *testing.T) {
+	tmp := t.TempDir()
+	entries := []entry{dir("etc"), file("etc/a", []byte("x")), symlink("etc/b", "/etc/a"), script("etc/c", []byte("#!"))}
+	sum := func(name string) [32]byte {
+		p := filepath.Join(tmp, name)
+		if err := writeLayer(p, entries); err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sha256.Sum256(data)
+	}
+	if sum("1.tar") != sum("2.tar") {
+		t.Error("the same entries gave different layers")
+	}
+}
