@@ -134,7 +134,6 @@ func (c *cluster) createPod(name string, opts ...podOption) {
 			Containers: []v1.Container{{
 				Name: "app", Image: workloadImage, ImagePullPolicy: v1.PullNever,
 				Args: []string{"--listen=127.0.0.1:8080"},
-				Resources: v1.ResourceRequirements{Requests: v1.ResourceList{}},
 			}},
 			SecurityContext:               &v1.PodSecurityContext{RunAsNonRoot: &nonRoot},
 			TerminationGracePeriodSeconds: new(int64),

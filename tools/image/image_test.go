@@ -14,7 +14,7 @@ import (
 func TestRunWritesALoadableImage(t *testing.T) {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "prog")
-	if err := os.WriteFile(bin, []byte("#!fake binary"), 0o755); err != nil {
+	if err := os.WriteFile(bin, staticELF(), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	version := filepath.Join(dir, "VERSION")
@@ -75,7 +75,7 @@ func TestRunWritesALoadableImage(t *testing.T) {
 		}
 		files[h.Name] = h
 	}
-	if h := files["kns-3-thing"]; h == nil || h.Mode != 0o755 || h.Size != int64(len("#!fake binary")) {
+	if h := files["kns-3-thing"]; h == nil || h.Mode != 0o755 || h.Size != int64(len(staticELF())) {
 		t.Errorf("binary entry %+v", h)
 	}
 	if files["etc/passwd"] == nil || files["tmp/"] == nil {

@@ -34,6 +34,9 @@ func run(args []string) error {
 			return fmt.Errorf("--%s is required", flagName)
 		}
 	}
+	if err := checkStatic(*binary); err != nil {
+		return err
+	}
 	raw, err := os.ReadFile(*versionFile)
 	if err != nil {
 		return fmt.Errorf("reading version: %w", err)

@@ -46,8 +46,9 @@ func hashFS(h io.Writer, label string, fsys fs.FS, root string) error {
 		if err != nil {
 			return err
 		}
-		// Build files describe the tree to Bazel; they are not inputs.
-		if d.Type().IsRegular() && d.Name() != "BUILD.bazel" {
+		// Build files describe the tree to Bazel and tests check the
+		// recipe: neither goes into the image.
+		if d.Type().IsRegular() && d.Name() != "BUILD.bazel" && !strings.HasSuffix(d.Name(), "_test.go") {
 			paths = append(paths, p)
 		}
 		return nil

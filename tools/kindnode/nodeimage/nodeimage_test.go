@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/fstest"
 )
 
 func TestMirrorFromLine(t *testing.T) {
@@ -100,5 +101,28 @@ func TestWriteLayerIsReproducible(t *testing.T) {
 	}
 	if sum("1.tar") != sum("2.tar") {
 		t.Error("the same entries gave different layers")
+	}
+}
+
+func TestRecipeHashIgnoresTests(t *testing.T) {
+	fsys := fstest.MapFS{
+		"build.go":      {Data: []byte("package nodeimage")},
+		"build_test.go": {Data: []byte("package nodeimage // v1")},
+	}
+	sum := func() string {
+		h := sha256.New()
+		if err := hashFS(h, "recipe", fsys, "."); err != nil {
+			t.Fatal(err)
+		}
+		return string(h.Sum(nil))
+	}
+	first := sum()
+	fsys["build_test.go"] = &fstest.MapFile{Data: []byte("package nodeimage // v2")}
+	if sum() != first {
+		t.Error("a test file changed the recipe hash")
+	}
+	fsys["build.go"] = &fstest.MapFile{Data: []byte("package nodeimage // changed")}
+	if sum() == first {
+		t.Error("a recipe change kept the hash")
 	}
 }
