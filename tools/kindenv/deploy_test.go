@@ -2,16 +2,16 @@ package kindenv
 
 import (
 	"path/filepath"
-	"runtime"
 	"slices"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-func deployDir(t *testing.T) string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "deploy")
+// deployDir is deploy/ seen from this package's directory, where go test
+// and Bazel (with //deploy:manifests as data) both run the test.
+func deployDir(*testing.T) string {
+	return filepath.Join("..", "..", "deploy")
 }
 
 func TestRenderDeploy(t *testing.T) {

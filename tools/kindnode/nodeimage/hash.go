@@ -48,9 +48,19 @@ func hashFS(h io.Writer, label string, fsys fs.FS, root string) error {
 		}
 		// Build files describe the tree to Bazel and tests check the
 		// recipe: neither goes into the image.
-		if d.Type().IsRegular() && d.Name() != "BUILD.bazel" && !strings.HasSuffix(d.Name(), "_test.go") {
-			paths = append(paths, p)
+		if d.IsDir() || d.Name() == "BUILD.bazel" || strings.HasSuffix(d.Name(), "_test.go") {
+			return nil
 		}
+		// Bazel hands files over as symlinks: hash what they point to.
+		if d.Type()&fs.ModeSymlink != 0 {
+			info, err := fs.Stat(fsys, p)
+			if err != nil || !info.Mode().IsRegular() {
+				return err
+			}
+		} else if !d.Type().IsRegular() {
+			return nil
+		}
+		paths = append(paths, p)
 		return nil
 	})
 	if err != nil {

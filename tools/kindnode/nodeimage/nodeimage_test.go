@@ -83,6 +83,21 @@ func TestHashFollowsInputs(t *testing.T) {
 	if h, _ := inputsHash(o, "go1.27.0"); h == hash() {
 		t.Errorf("a different Go version kept the hash")
 	}
+
+	// The same tree seen through symlinks (Bazel's runfiles) hashes the same.
+	links := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(links, "kubernetes"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"kubernetes/go.mod", "BUILD.bazel"} {
+		if err := os.Symlink(filepath.Join(modules, name), filepath.Join(links, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	viaLinks := &Options{ModulesDir: links, KindDir: kind}
+	if h, _ := inputsHash(viaLinks, "go1.26.8"); h != hash() {
+		t.Errorf("the modules seen through symlinks hash differently")
+	}
 }
 
 func TestWriteLayerIsReproducible(t *testing.T) {
