@@ -93,6 +93,10 @@ func deploy(ctx context.Context, cfg *envconf.Config) (context.Context, error) {
 	if err != nil {
 		return ctx, err
 	}
+	if err := kindenv.WaitForNodesReady(ctx, client, 3*time.Minute); err != nil {
+		exportLogs(ctx, "setup")
+		return ctx, err
+	}
 	if _, err := kindenv.WaitForScheduler(ctx, client, 3*time.Minute); err != nil {
 		exportLogs(ctx, "setup")
 		return ctx, err

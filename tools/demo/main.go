@@ -68,6 +68,9 @@ func run(ctx context.Context, in *kindenv.Inputs, name string) error {
 	if err != nil {
 		return err
 	}
+	if err := kindenv.WaitForNodesReady(ctx, client, 3*time.Minute); err != nil {
+		return err
+	}
 	step("deploying KNS-3 (deploy/)")
 	if err := kindenv.Apply(ctx, cfg, filepath.Join(in.Root, "deploy")); err != nil {
 		return err

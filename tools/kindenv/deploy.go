@@ -172,3 +172,32 @@ func SetScenario(ctx context.Context, client kubernetes.Interface, scenarioYAML 
 	_, err = client.CoreV1().ConfigMaps(Namespace).Update(ctx, cm, metav1.UpdateOptions{})
 	return err
 }
+
+// WaitForNodesReady waits until every node reports Ready: kind returns
+// once the control plane is up, and workers still carry the not-ready taint.
+func WaitForNodesReady(ctx context.Context, client kubernetes.Interface, timeout time.Duration) error {
+	var notReady []string
+	err := wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, func(ctx context.Context) (bool, error) {
+		nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, nil
+		}
+		notReady = notReady[:0]
+		for _, n := range nodes.Items {
+			ready := false
+			for _, c := range n.Status.Conditions {
+				if c.Type == v1.NodeReady && c.Status == v1.ConditionTrue {
+					ready = true
+				}
+			}
+			if !ready {
+				notReady = append(notReady, n.Name)
+			}
+		}
+		return len(nodes.Items) > 0 && len(notReady) == 0, nil
+	})
+	if err != nil {
+		return fmt.Errorf("nodes not ready after %s: %v: %w", timeout, notReady, err)
+	}
+	return nil
+}
