@@ -65,6 +65,21 @@ if $wrap; then
   fi
 fi
 
+# Every kind node runs systemd, kubelet and kube-proxy, each holding inotify
+# instances; with the default 128 per user a second cluster (the demo beside
+# the test suite) fails with "too many open files". kind's own advice.
+raise_sysctl() {
+  local key=$1 want=$2 have
+  have=$(sysctl -n "$key")
+  if (( have < want )); then
+    need_root "raising $key"
+    sysctl -q -w "$key=$want"
+    say "raised $key from $have to $want"
+  fi
+}
+raise_sysctl fs.inotify.max_user_instances 512
+raise_sysctl fs.inotify.max_user_watches 524288
+
 running() { docker info >/dev/null 2>&1; }
 
 if running && ! $restart; then
