@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"k8s.io/klog/v2"
@@ -14,12 +15,21 @@ import (
 
 // simulateClient calls GET /simulate with a per-attempt timeout, a bounded
 // body and a fixed pause between attempts.
+//
+// Every cycle asks the simulator. When it tagged its last answer with an
+// ETag, the request carries If-None-Match, and a 304 answer reuses that
+// answer's decoded results instead of sending and decoding the same body
+// again. A simulator that ignores conditional requests always answers 200.
 type simulateClient struct {
 	url          string
 	timeout      time.Duration
 	retryDelay   time.Duration
 	maxBodyBytes int64
 	http         *http.Client
+
+	mu       sync.Mutex
+	lastETag string
+	last     *simulation // decoded body of the answer tagged lastETag; read-only
 }
 
 func newSimulateClient(cfg config) *simulateClient {
@@ -89,11 +99,24 @@ func (c *simulateClient) attempt(ctx context.Context) (*simulation, error) {
 		return nil, &attemptError{resultConnError, err}
 	}
 	req.Header.Set("Accept", "application/json")
+	c.mu.Lock()
+	etag, cached := c.lastETag, c.last
+	c.mu.Unlock()
+	if cached != nil {
+		req.Header.Set("If-None-Match", etag)
+	}
 	resp, err := c.http.Do(req)
 	if err != nil {
 		return nil, &attemptError{classify(ctx, err), err}
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusNotModified {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
+		if cached == nil {
+			return nil, &attemptError{resultHTTPError, errors.New("304 Not Modified to an unconditional request")}
+		}
+		return cached, nil
+	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		// Drain a little so the connection can be reused.
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
@@ -113,7 +136,26 @@ func (c *simulateClient) attempt(ctx context.Context) (*simulation, error) {
 	if err != nil {
 		return nil, &attemptError{resultBadBody, err}
 	}
+	c.remember(resp.Header.Get("ETag"), sim)
 	return sim, nil
+}
+
+// close drops the idle keep-alive connections to the simulator.
+func (c *simulateClient) close() {
+	c.http.CloseIdleConnections()
+}
+
+// remember keeps a tagged answer for the next conditional request; an
+// untagged one clears it, so a simulator that stops sending ETags is never
+// asked with a stale one.
+func (c *simulateClient) remember(etag string, sim *simulation) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if etag == "" {
+		c.lastETag, c.last = "", nil
+		return
+	}
+	c.lastETag, c.last = etag, sim
 }
 
 func classify(ctx context.Context, err error) string {

@@ -7,6 +7,7 @@ package customscore
 import (
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"time"
 
@@ -37,6 +38,7 @@ var (
 	_ fwk.ScorePlugin     = &CustomScore{}
 	_ fwk.ScoreExtensions = &CustomScore{}
 	_ fwk.SignPlugin      = &CustomScore{}
+	_ io.Closer           = &CustomScore{}
 )
 
 // New initializes the plugin from its CustomScorePluginArgs. Invalid args
@@ -135,6 +137,13 @@ func (pl *CustomScore) Score(_ context.Context, cycleState fwk.CycleState, _ *v1
 		return 0, fwk.AsStatus(fmt.Errorf("%+v cannot be converted to *simulationState", data))
 	}
 	return s.scores[nodeInfo.Node().Name], nil
+}
+
+// Close releases the simulator connections when the scheduler stops its
+// framework (a profile reload, a shutdown, a test's scheduler).
+func (pl *CustomScore) Close() error {
+	pl.client.close()
+	return nil
 }
 
 // ScoreExtensions returns the plugin itself, which normalizes its scores.

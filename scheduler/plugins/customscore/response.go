@@ -128,6 +128,15 @@ func (r *wireResults) UnmarshalJSON(b []byte) error {
 // decodeSimulation decodes a /simulate body following the consumer rules of
 // the API contract.
 func decodeSimulation(body []byte) (*simulation, error) {
+	if sim, ok := fastDecode(body); ok {
+		return sim, nil
+	}
+	return decodeWithEncodingJSON(body)
+}
+
+// decodeWithEncodingJSON handles every shape and oddity the contract
+// allows; fastDecode defers to it for anything but the common shape.
+func decodeWithEncodingJSON(body []byte) (*simulation, error) {
 	var resp wireResponse
 	err := json.Unmarshal(body, &resp)
 	var syntaxErr *json.SyntaxError

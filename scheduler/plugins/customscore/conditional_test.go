@@ -1,0 +1,118 @@
+package customscore
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"testing"
+)
+
+// etagServer serves body tagged etag (no tag when etag is ""), answering 304
+// to a matching If-None-Match when honor is set. It records what it saw.
+type etagServer struct {
+	mu          sync.Mutex
+	body, etag  string
+	honor       bool
+	conditional []string // If-None-Match of each request
+	notModified int
+}
+
+func (s *etagServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	inm := r.Header.Get("If-None-Match")
+	s.conditional = append(s.conditional, inm)
+	if s.etag != "" {
+		w.Header().Set("ETag", s.etag)
+	}
+	if s.honor && s.etag != "" && inm == s.etag {
+		s.notModified++
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	_, _ = w.Write([]byte(s.body))
+}
+
+func (s *etagServer) set(body, etag string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.body, s.etag = body, etag
+}
+
+func TestConditionalRequests(t *testing.T) {
+	srv := &etagServer{body: goodBody, etag: `"v1"`, honor: true}
+	ts, _ := countingServer(t, func(_ int32, w http.ResponseWriter, r *http.Request) { srv.ServeHTTP(w, r) })
+	c := testClient(ts.URL, nil)
+	ctx := context.Background()
+
+	first, _, _, err := c.fetch(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, _, result, err := c.fetch(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if result != resultSuccess {
+		t.Errorf("result of a 304 = %q, want %q", result, resultSuccess)
+	}
+	if second != first {
+		t.Error("a 304 answer did not reuse the previous cycle's decoded results")
+	}
+	if srv.conditional[0] != "" || srv.conditional[1] != `"v1"` || srv.notModified != 1 {
+		t.Errorf("If-None-Match sent %q, 304s %d; want [\"\" \"v1\"], 1", srv.conditional, srv.notModified)
+	}
+
+	// A new scenario: new tag, new body, decoded afresh.
+	srv.set(`{"results":{"n1":{"score":0.2},"n2":{"score":0.7}}}`, `"v2"`)
+	third, _, _, err := c.fetch(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if third == first || third.scores["n2"] != 700 || third.scores["n1"] != 200 {
+		t.Errorf("after a change got %v, want n1=200 n2=700", third.scores)
+	}
+
+	// The simulator stops tagging: no conditional request after that.
+	srv.set(goodBody, "")
+	if _, _, _, err := c.fetch(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := c.fetch(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	if got := srv.conditional[len(srv.conditional)-1]; got != "" {
+		t.Errorf("If-None-Match %q sent after the simulator stopped sending ETags", got)
+	}
+}
+
+// A simulator that ignores If-None-Match answers 200 every time: each cycle
+// decodes its body, and the results are still right.
+func TestConditionalRequestsIgnored(t *testing.T) {
+	srv := &etagServer{body: goodBody, etag: `"v1"`, honor: false}
+	ts, _ := countingServer(t, func(_ int32, w http.ResponseWriter, r *http.Request) { srv.ServeHTTP(w, r) })
+	c := testClient(ts.URL, nil)
+	var prev *simulation
+	for i := 0; i < 3; i++ {
+		sim, _, _, err := c.fetch(context.Background(), 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sim == prev || sim.scores["n1"] != 900 {
+			t.Errorf("fetch %d: %v (reused: %v), want a fresh decode with n1=900", i, sim.scores, sim == prev)
+		}
+		prev = sim
+	}
+	if srv.notModified != 0 {
+		t.Errorf("%d 304s from a server that ignores conditional requests", srv.notModified)
+	}
+}
+
+func TestNotModifiedToUnconditionalRequest(t *testing.T) {
+	ts, _ := countingServer(t, func(_ int32, w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusNotModified)
+	})
+	if _, _, result, err := testClient(ts.URL, nil).fetch(context.Background(), 1); err == nil || result != resultHTTPError {
+		t.Errorf("fetch = %q, %v; want an http_error", result, err)
+	}
+}
