@@ -11,7 +11,7 @@ LDFLAGS   := -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) \
              -X k8s.io/component-base/version.gitMinor=37
 
 .PHONY: all build images test check fmt-check vet lint-bazel bazel-setup bazel-test go-test cache clean \
-	demo host-setup node-image e2e
+	demo host-setup node-image e2e bench bench-smoke
 
 all: build
 
@@ -21,8 +21,16 @@ demo: host-setup
 	$(GO) run ./tools/demo
 
 # Every test: formatting, vet, Bazel lint (buildifier, stale BUILD files),
-# then every unit, integration and kind end-to-end test under Bazel.
-test: check bazel-test
+# every unit, integration and kind end-to-end test under Bazel, and one short
+# run of the benchmarks so they keep working.
+test: check bazel-test bench-smoke
+
+# The benchmarks side by side (docs/performance.md); BENCH_RUNS=3 by default.
+bench:
+	tools/bench/run.sh full
+
+bench-smoke:
+	tools/bench/run.sh smoke
 
 # Docker running, debootstrap installed, and the runc wrapper where the host
 # cannot grant CAP_SYS_RESOURCE (see README).
@@ -63,7 +71,7 @@ build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/simulator ./simulator/cmd/simulator
 
 vet:
-	$(GO) vet -tags e2e ./...
+	$(GO) vet -tags e2e,perf ./...
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); \

@@ -1,0 +1,163 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// samples collects repeated measurements of one quantity.
+type samples map[string][]float64
+
+func (s samples) add(key string, v float64) { s[key] = append(s[key], v) }
+
+// median of the samples under key, and how many there are.
+func (s samples) median(key string) (float64, int) {
+	v := append([]float64(nil), s[key]...)
+	if len(v) == 0 {
+		return 0, 0
+	}
+	sort.Float64s(v)
+	if len(v)%2 == 1 {
+		return v[len(v)/2], len(v)
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2, len(v)
+}
+
+// goBenchLine matches `BenchmarkX/sub-2   100   123 ns/op   4.5 MB/s   67 B/op   8 allocs/op`.
+var goBenchLine = regexp.MustCompile(`^(Benchmark\S+?)(?:-\d+)?\s+\d+\s+(.*)$`)
+
+// parseGoBench reads `go test -bench -benchmem` output: unit → samples.
+func parseGoBench(path string) (map[string]samples, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	out := map[string]samples{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		m := goBenchLine.FindStringSubmatch(sc.Text())
+		if m == nil {
+			continue
+		}
+		fields := strings.Fields(m[2])
+		for i := 0; i+1 < len(fields); i += 2 {
+			v, err := strconv.ParseFloat(fields[i], 64)
+			if err != nil {
+				continue
+			}
+			unit := fields[i+1]
+			if out[unit] == nil {
+				out[unit] = samples{}
+			}
+			out[unit].add(m[1], v)
+		}
+	}
+	return out, sc.Err()
+}
+
+type dataItems struct {
+	DataItems []struct {
+		Data   map[string]float64 `json:"data"`
+		Unit   string             `json:"unit"`
+		Labels map[string]string  `json:"labels"`
+	} `json:"dataItems"`
+}
+
+// parsePerf reads every scheduler_perf DataItems file under dir (one run
+// per subdirectory) into samples keyed "<metric>|<case>/<workload>|<bucket>",
+// the extension point's name appended to the metric.
+func parsePerf(dir string) (samples, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*", "*.json"))
+	if err != nil {
+		return nil, err
+	}
+	out := samples{}
+	for _, file := range files {
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			return nil, err
+		}
+		var items dataItems
+		if err := json.Unmarshal(raw, &items); err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
+		for _, it := range items.DataItems {
+			metric := it.Labels["Metric"]
+			if ep := it.Labels["extension_point"]; ep != "" && ep != "not applicable" {
+				metric += ":" + ep
+			}
+			workload := workloadName(it.Labels["Name"])
+			for bucket, v := range it.Data {
+				out.add(metric+"|"+workload+"|"+bucket, v)
+			}
+		}
+	}
+	return out, nil
+}
+
+// workloadName turns "BenchmarkPerfScheduling/ProfileOverhead_KNS3/5000Nodes/namespace-2"
+// into "ProfileOverhead_KNS3/5000Nodes".
+func workloadName(name string) string {
+	parts := strings.Split(name, "/")
+	if len(parts) > 0 && strings.HasPrefix(parts[0], "Benchmark") {
+		parts = parts[1:]
+	}
+	if len(parts) > 2 {
+		parts = parts[:2]
+	}
+	return strings.Join(parts, "/")
+}
+
+var (
+	wrkRate = regexp.MustCompile(`Requests/sec:\s+([\d.]+)`)
+	wrkP99  = regexp.MustCompile(`\s99%\s+([\d.]+)(us|ms|s)`)
+)
+
+// parseLoad reads wrk --latency outputs named <scenario>-<run>.txt.
+func parseLoad(dir string) (samples, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.txt"))
+	if err != nil {
+		return nil, err
+	}
+	out := samples{}
+	for _, file := range files {
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			return nil, err
+		}
+		base := strings.TrimSuffix(filepath.Base(file), ".txt")
+		name := base[:strings.LastIndex(base, "-")]
+		if m := wrkRate.FindSubmatch(raw); m != nil {
+			v, _ := strconv.ParseFloat(string(m[1]), 64)
+			out.add(name+"|rps", v)
+		}
+		if m := wrkP99.FindSubmatch(raw); m != nil {
+			v, _ := strconv.ParseFloat(string(m[1]), 64)
+			switch string(m[2]) {
+			case "us":
+				v /= 1000
+			case "s":
+				v *= 1000
+			}
+			out.add(name+"|p99ms", v)
+		}
+	}
+	return out, nil
+}
+
+func sortedKeys(s samples) []string {
+	keys := make([]string, 0, len(s))
+	for k := range s {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,41 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestWorkloadName(t *testing.T) {
+	for in, want := range map[string]string{
+		"BenchmarkPerfScheduling/ProfileOverhead_KNS3/5000Nodes/namespace-2": "ProfileOverhead_KNS3/5000Nodes",
+		"HostnameAffinity/1000Nodes_GateOn/sched-1":                          "HostnameAffinity/1000Nodes_GateOn",
+	} {
+		if got := workloadName(in); got != want {
+			t.Errorf("workloadName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestMedianAndGoBench(t *testing.T) {
+	dir := t.TempDir()
+	out := "BenchmarkDecode/nodes=100-2   20   300 ns/op   8 B/op   1 allocs/op\n" +
+		"BenchmarkDecode/nodes=100-2   20   100 ns/op   8 B/op   1 allocs/op\n" +
+		"BenchmarkDecode/nodes=100-2   20   200 ns/op   8 B/op   1 allocs/op\nok x 1s\n"
+	if err := os.WriteFile(filepath.Join(dir, "b.txt"), []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := parseGoBench(filepath.Join(dir, "b.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, n := got["ns/op"].median("BenchmarkDecode/nodes=100"); m != 200 || n != 3 {
+		t.Errorf("median = %v of %d, want 200 of 3", m, n)
+	}
+	s := samples{}
+	s.add("k", 1)
+	s.add("k", 4)
+	if m, _ := s.median("k"); m != 2.5 {
+		t.Errorf("even median = %v, want 2.5", m)
+	}
+}
