@@ -11,8 +11,6 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 )
 
@@ -153,20 +151,10 @@ func nodeImage(layerPaths ...string) (v1.Image, error) {
 		}
 		layers = append(layers, l)
 	}
-	img, err := mutate.AppendLayers(empty.Image, layers...)
-	if err != nil {
-		return nil, err
-	}
-	cfg, err := img.ConfigFile()
-	if err != nil {
-		return nil, err
-	}
-	cfg = cfg.DeepCopy()
-	cfg.OS, cfg.Architecture = "linux", "amd64"
-	cfg.Created = v1.Time{Time: time.Unix(0, 0).UTC()}
-	cfg.Config.Entrypoint = []string{"/usr/local/bin/entrypoint", "/sbin/init"}
-	cfg.Config.StopSignal = "SIGRTMIN+3"
-	cfg.Config.Env = []string{"container=docker", "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
-	cfg.Config.Labels = map[string]string{"org.opencontainers.image.version": KubernetesVersion}
-	return mutate.ConfigFile(img, cfg)
+	return imageOf(layers, func(c *v1.Config) {
+		c.Entrypoint = []string{"/usr/local/bin/entrypoint", "/sbin/init"}
+		c.StopSignal = "SIGRTMIN+3"
+		c.Env = []string{"container=docker", systemPath}
+		c.Labels = map[string]string{"org.opencontainers.image.version": KubernetesVersion}
+	})
 }

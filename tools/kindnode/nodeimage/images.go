@@ -4,12 +4,9 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 )
 
@@ -102,18 +99,8 @@ func binaryImage(work, bin, prog, path string, base v1.Layer) (v1.Image, error) 
 	if base != nil {
 		layers = []v1.Layer{base, layer}
 	}
-	img, err := mutate.AppendLayers(empty.Image, layers...)
-	if err != nil {
-		return nil, err
-	}
-	cfg, err := img.ConfigFile()
-	if err != nil {
-		return nil, err
-	}
-	cfg = cfg.DeepCopy()
-	cfg.OS, cfg.Architecture = "linux", "amd64"
-	cfg.Created = v1.Time{Time: time.Unix(0, 0).UTC()}
-	cfg.Config.Entrypoint = []string{path}
-	cfg.Config.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
-	return mutate.ConfigFile(img, cfg)
+	return imageOf(layers, func(c *v1.Config) {
+		c.Entrypoint = []string{path}
+		c.Env = []string{systemPath}
+	})
 }
