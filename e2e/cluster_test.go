@@ -40,6 +40,8 @@ type cluster struct {
 	cfg    *rest.Config
 	client kubernetes.Interface
 	ns     string
+	// barriers counts awaitNodeLabel's pods, for unique names.
+	barriers int
 	// The workers, by role (deploy/kind/cluster.yaml).
 	disabled, rigorous, plain string
 }
@@ -221,6 +223,35 @@ func (c *cluster) setNodeLabel(node, key, value string) {
 	if _, err := c.client.CoreV1().Nodes().Patch(context.Background(), node, "application/merge-patch+json",
 		[]byte(patch), metav1.PatchOptions{}); err != nil {
 		c.t.Fatalf("labeling node %s: %v", node, err)
+	}
+}
+
+// awaitNodeLabel returns once the scheduler has seen a node's label set
+// (value != "") or removed. Node and pod events reach the scheduler on
+// separate watches, so a pod created right after a label change may be
+// scheduled against the old labels; a barrier pod that only the changed
+// node can take proves the scheduler's snapshot holds the change.
+func (c *cluster) awaitNodeLabel(node, key, value string) {
+	c.t.Helper()
+	req := v1.NodeSelectorRequirement{Key: key, Operator: v1.NodeSelectorOpDoesNotExist}
+	if value != "" {
+		req = v1.NodeSelectorRequirement{Key: key, Operator: v1.NodeSelectorOpIn, Values: []string{value}}
+	}
+	c.barriers++
+	name := fmt.Sprintf("label-barrier-%d", c.barriers)
+	c.createPod(name, func(p *v1.Pod) {
+		p.Spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{
+			RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{{
+				MatchExpressions: []v1.NodeSelectorRequirement{
+					{Key: v1.LabelHostname, Operator: v1.NodeSelectorOpIn, Values: []string{node}},
+					req,
+				},
+			}}},
+		}}
+	})
+	c.scheduled(name)
+	if err := c.client.CoreV1().Pods(c.ns).Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil {
+		c.t.Fatalf("deleting %s: %v", name, err)
 	}
 }
 

@@ -64,6 +64,7 @@ func TestFilterExclusions(t *testing.T) {
 
 				c.setNodeLabel(c.rigorous, customfilter.LabelCapability, "")
 				t.Cleanup(func() { c.setNodeLabel(c.rigorous, customfilter.LabelCapability, customfilter.ValueRigorous) })
+				c.awaitNodeLabel(c.rigorous, customfilter.LabelCapability, "")
 				c.createPod("rigorous-waits", rigorous())
 				msg := c.unschedulable("rigorous-waits")
 				if !strings.Contains(msg, customfilter.ErrReasonNotRigorous) {
