@@ -116,11 +116,9 @@ func (pl *CustomScore) PreScore(ctx context.Context, cycleState fwk.CycleState, 
 		logger.V(1).Info("Simulator sent nodes without a finite score; they score 0",
 			"pod", klog.KObj(pod), "count", len(sim.invalid), "nodes", firstN(sim.invalid, maxLoggedNodes))
 	}
-	if logger.V(1).Enabled() {
-		if missing := countMissing(sim.scores, nodes); missing == len(nodes) {
-			logger.V(1).Info("Simulator had a score for none of the candidate nodes; every node scores 0",
-				"pod", klog.KObj(pod), "candidates", len(nodes), "results", len(sim.scores))
-		}
+	if logger.V(1).Enabled() && len(nodes) > 0 && !scoresAny(sim.scores, nodes) {
+		logger.V(1).Info("Simulator had a score for none of the candidate nodes; every node scores 0",
+			"pod", klog.KObj(pod), "candidates", len(nodes), "results", len(sim.scores))
 	}
 	return nil
 }
@@ -188,14 +186,16 @@ func (pl *CustomScore) SignPod(_ context.Context, _ *v1.Pod) ([]fwk.SignFragment
 	return nil, fwk.NewStatus(fwk.Unschedulable, "scores come from a fresh simulation in every scheduling cycle")
 }
 
-func countMissing(scores map[string]int64, nodes []fwk.NodeInfo) int {
-	missing := 0
+// scoresAny reports whether the simulator scored at least one candidate. It
+// stops at the first hit: at the --v=1 of a deployment it runs every cycle,
+// and a full count would double Score's map lookups.
+func scoresAny(scores map[string]int64, nodes []fwk.NodeInfo) bool {
 	for _, n := range nodes {
-		if _, ok := scores[n.Node().Name]; !ok {
-			missing++
+		if _, ok := scores[n.Node().Name]; ok {
+			return true
 		}
 	}
-	return missing
+	return false
 }
 
 func firstN(s []string, n int) []string {

@@ -237,3 +237,25 @@ func TestNewRejectsInvalidArgs(t *testing.T) {
 		t.Fatal("want an error for a negative timeout")
 	}
 }
+
+func TestScoresAny(t *testing.T) {
+	tests := []struct {
+		name   string
+		scores map[string]int64
+		nodes  []fwk.NodeInfo
+		want   bool
+	}{
+		{"no results", nil, nodeInfos("n1", "n2"), false},
+		{"results for other nodes only", map[string]int64{"x": 1, "y": 0}, nodeInfos("n1", "n2"), false},
+		{"last candidate scored", map[string]int64{"n2": 0}, nodeInfos("n1", "n2"), true},
+		{"first candidate scored", map[string]int64{"n1": 500}, nodeInfos("n1", "n2"), true},
+		{"no candidates", map[string]int64{"n1": 1}, nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := scoresAny(tt.scores, tt.nodes); got != tt.want {
+				t.Errorf("scoresAny = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
