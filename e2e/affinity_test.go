@@ -10,6 +10,8 @@ import (
 
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 	"sigs.k8s.io/e2e-framework/pkg/features"
+
+	"kns3.dev/kns3/test/pods"
 )
 
 // The deployment runs with InterPodAffinityHostnameFastPath on.
@@ -22,19 +24,15 @@ func TestHostnameAffinity(t *testing.T) {
 				// merely the one the ranking picks for every pod anyway.
 				c.setScenario("affinity-rigorous-first", scores(c.disabled, 0.9, c.rigorous, 0.8, c.plain, 0.1), false)
 				bound := map[string]string{}
-				c.createPod("web-0", withLabels("app", "web"), withAffinity("web"))
+				c.createPod("web-0", pods.Labels("app", "web"), pods.Affinity(pods.OnHost("web")))
 				first := c.scheduled("web-0")
 				bound["web-0"] = first
 				// Peers now score the plain node higher: affinity must win.
 				c.setScenario("affinity-plain-first", scores(c.disabled, 0.9, c.rigorous, 0.1, c.plain, 0.8), false)
 				for i := 1; i < 3; i++ {
 					name := fmt.Sprintf("web-%d", i)
-					c.createPod(name, withLabels("app", "web"), withAffinity("web"))
-					if node := c.scheduled(name); node != first {
-						t.Errorf("%s landed on %s, want its group's node %s", name, node, first)
-					} else {
-						bound[name] = node
-					}
+					c.expectPlaced(bound, name, first, "its group's node",
+						pods.Labels("app", "web"), pods.Affinity(pods.OnHost("web")))
 				}
 				c.boundLogged(bound)
 				return ctx
@@ -48,7 +46,7 @@ func TestHostnameAffinity(t *testing.T) {
 				used := map[string]string{}
 				for i := 0; i < 2; i++ {
 					name := fmt.Sprintf("db-%d", i)
-					c.createPod(name, withLabels("app", "db"), withAntiAffinity("db"))
+					c.createPod(name, pods.Labels("app", "db"), pods.AntiAffinity(pods.OnHost("db")))
 					node := c.scheduled(name)
 					if other, dup := used[node]; dup {
 						t.Errorf("%s and %s share node %s", other, name, node)
@@ -58,7 +56,7 @@ func TestHostnameAffinity(t *testing.T) {
 					}
 					used[node], bound[name] = name, node
 				}
-				c.createPod("db-2", withLabels("app", "db"), withAntiAffinity("db"))
+				c.createPod("db-2", pods.Labels("app", "db"), pods.AntiAffinity(pods.OnHost("db")))
 				msg := c.unschedulable("db-2")
 				if !strings.Contains(msg, "didn't match pod anti-affinity rules") {
 					t.Errorf("db-2's FailedScheduling message %q does not name anti-affinity", msg)

@@ -24,6 +24,7 @@ import (
 	"kns3.dev/kns3/scheduler/plugins"
 	"kns3.dev/kns3/scheduler/plugins/custombind"
 	"kns3.dev/kns3/scheduler/plugins/customfilter"
+	"kns3.dev/kns3/test/pods"
 	"kns3.dev/kns3/tools/kindenv"
 )
 
@@ -84,49 +85,8 @@ func newCluster(t *testing.T, envCfg *envconf.Config, namespace string) *cluster
 	return c
 }
 
-type podOption func(*v1.Pod)
-
-func withLabels(kv ...string) podOption {
-	return func(p *v1.Pod) {
-		if p.Labels == nil {
-			p.Labels = map[string]string{}
-		}
-		for i := 0; i+1 < len(kv); i += 2 {
-			p.Labels[kv[i]] = kv[i+1]
-		}
-	}
-}
-
-func rigorous() podOption {
-	return func(p *v1.Pod) {
-		p.Annotations = map[string]string{customfilter.AnnotationQoS: customfilter.ValueRigorous}
-	}
-}
-
-// hostnameTerm selects pods labeled app=<app> on the same node.
-func hostnameTerm(app string) []v1.PodAffinityTerm {
-	return []v1.PodAffinityTerm{{
-		LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}},
-		TopologyKey:   v1.LabelHostname,
-	}}
-}
-
-func withAffinity(app string) podOption {
-	return func(p *v1.Pod) {
-		p.Spec.Affinity = &v1.Affinity{PodAffinity: &v1.PodAffinity{
-			RequiredDuringSchedulingIgnoredDuringExecution: hostnameTerm(app)}}
-	}
-}
-
-func withAntiAffinity(app string) podOption {
-	return func(p *v1.Pod) {
-		p.Spec.Affinity = &v1.Affinity{PodAntiAffinity: &v1.PodAntiAffinity{
-			RequiredDuringSchedulingIgnoredDuringExecution: hostnameTerm(app)}}
-	}
-}
-
 // createPod creates a pod for the kns-3-scheduler profile.
-func (c *cluster) createPod(name string, opts ...podOption) {
+func (c *cluster) createPod(name string, opts ...pods.Option) {
 	c.t.Helper()
 	nonRoot := true
 	pod := &v1.Pod{
@@ -141,11 +101,22 @@ func (c *cluster) createPod(name string, opts ...podOption) {
 			TerminationGracePeriodSeconds: new(int64),
 		},
 	}
-	for _, o := range opts {
-		o(pod)
-	}
+	pods.Apply(pod, opts...)
 	if _, err := c.client.CoreV1().Pods(c.ns).Create(context.Background(), pod, metav1.CreateOptions{}); err != nil {
 		c.t.Fatalf("creating pod %s: %v", name, err)
+	}
+}
+
+// expectPlaced creates a pod, waits until it is bound and reports an error
+// unless it landed on want (why: the rule that sends it there). Its node is
+// recorded in bound, for boundLogged.
+func (c *cluster) expectPlaced(bound map[string]string, name, want, why string, opts ...pods.Option) {
+	c.t.Helper()
+	c.createPod(name, opts...)
+	node := c.scheduled(name)
+	bound[name] = node
+	if node != want {
+		c.t.Errorf("%s landed on %s, want %s, %s", name, node, want, why)
 	}
 }
 

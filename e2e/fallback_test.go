@@ -6,7 +6,9 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 	"sigs.k8s.io/e2e-framework/pkg/features"
 )
@@ -14,7 +16,29 @@ import (
 const (
 	fallbacksFailed = `kns3_simulator_fallbacks_total{reason="simulator_failed"}`
 	fallbacksOpen   = `kns3_simulator_fallbacks_total{reason="breaker_open"}`
+	breakerState    = `kns3_simulator_breaker_state`
 )
+
+// awaitBreakerClosed schedules probe pods until CustomScorePlugin's breaker
+// reports closed. An open breaker only probes the simulator in a scheduling
+// cycle after its cooldown, so waiting alone would never close it.
+func (c *cluster) awaitBreakerClosed() {
+	c.t.Helper()
+	probes := 0
+	err := wait.PollUntilContextTimeout(context.Background(), 5*time.Second, 2*time.Minute, true, func(context.Context) (bool, error) {
+		if state, ok := c.schedulerMetrics()[breakerState]; ok && state == 0 {
+			return true, nil
+		}
+		name := fmt.Sprintf("breaker-probe-%d", probes)
+		probes++
+		c.createPod(name)
+		c.scheduled(name)
+		return false, nil
+	})
+	if err != nil {
+		c.t.Fatalf("CustomScorePlugin's breaker did not close after %d probe pods: %v", probes, err)
+	}
+}
 
 func TestSimulatorFailureFallback(t *testing.T) {
 	f := features.New("CustomScorePlugin fallback").
@@ -23,7 +47,12 @@ func TestSimulatorFailureFallback(t *testing.T) {
 				c := newCluster(t, cfg, "kns3-e2e-fallback")
 				before := c.schedulerMetrics()
 				c.setScenario("failing", scores(c.plain, 0.9), true)
-				t.Cleanup(func() { c.setScenario("healthy-again", scores(c.plain, 0.9), false) })
+				t.Cleanup(func() {
+					c.setScenario("healthy-again", scores(c.plain, 0.9), false)
+					// Later tests rank nodes through the simulator: leave
+					// only once the breaker has closed again.
+					c.awaitBreakerClosed()
+				})
 				bound := map[string]string{}
 				for i := 0; i < 4; i++ {
 					name := fmt.Sprintf("pod-%d", i)

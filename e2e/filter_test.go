@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/e2e-framework/pkg/features"
 
 	"kns3.dev/kns3/scheduler/plugins/customfilter"
+	"kns3.dev/kns3/test/pods"
 )
 
 // scores is a scenario's nodes section giving each node a fixed score.
@@ -53,19 +54,14 @@ func TestFilterExclusions(t *testing.T) {
 				bound := map[string]string{}
 				for i := 0; i < 3; i++ {
 					name := fmt.Sprintf("rigorous-%d", i)
-					c.createPod(name, rigorous())
-					if node := c.scheduled(name); node != c.rigorous {
-						t.Errorf("%s landed on %s, want the rigorous node %s", name, node, c.rigorous)
-					} else {
-						bound[name] = node
-					}
+					c.expectPlaced(bound, name, c.rigorous, "the rigorous node", pods.Rigorous())
 				}
 				c.boundLogged(bound)
 
 				c.setNodeLabel(c.rigorous, customfilter.LabelCapability, "")
 				t.Cleanup(func() { c.setNodeLabel(c.rigorous, customfilter.LabelCapability, customfilter.ValueRigorous) })
 				c.awaitNodeLabel(c.rigorous, customfilter.LabelCapability, "")
-				c.createPod("rigorous-waits", rigorous())
+				c.createPod("rigorous-waits", pods.Rigorous())
 				msg := c.unschedulable("rigorous-waits")
 				if !strings.Contains(msg, customfilter.ErrReasonNotRigorous) {
 					t.Errorf("FailedScheduling message %q does not say %q", msg, customfilter.ErrReasonNotRigorous)

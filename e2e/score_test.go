@@ -24,12 +24,7 @@ func TestScoreOrdering(t *testing.T) {
 					c.setScenario(best.source, best.scenario, false)
 					for i := 0; i < 3; i++ {
 						name := fmt.Sprintf("round%d-%d", round, i)
-						c.createPod(name)
-						node := c.scheduled(name)
-						bound[name] = node
-						if node != best.node {
-							t.Errorf("%s (scenario %s) landed on %s, want %s", name, best.source, node, best.node)
-						}
+						c.expectPlaced(bound, name, best.node, "ranked first by scenario "+best.source)
 					}
 				}
 				c.boundLogged(bound)

@@ -6,6 +6,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/interpodaffinity"
+
+	"kns3.dev/kns3/test/pods"
 )
 
 const pending = "<pending>"
@@ -14,7 +16,7 @@ const pending = "<pending>"
 // previous one settled, with the node it must end on (or pending).
 type affinityStep struct {
 	pod  string
-	opts []podOption
+	opts []pods.Option
 	want string
 	// wantMessage must appear in the FailedScheduling event of a pending pod.
 	wantMessage string
@@ -25,13 +27,13 @@ const affinityScenario = "nodes: {n1: {score: 0.9}, n2: {score: 0.5}, n3: {score
 
 func affinityWorkload() []affinityStep {
 	web := func(name string) affinityStep {
-		return affinityStep{pod: name, want: "n1", opts: []podOption{
-			withLabels("app", "web"), withAffinity(term{"web", labelHost}),
+		return affinityStep{pod: name, want: "n1", opts: []pods.Option{
+			pods.Labels("app", "web"), pods.Affinity(pods.OnHost("web")),
 		}}
 	}
 	db := func(name, want string) affinityStep {
-		s := affinityStep{pod: name, want: want, opts: []podOption{
-			withLabels("app", "db"), withAntiAffinity(term{"db", labelHost}),
+		s := affinityStep{pod: name, want: want, opts: []pods.Option{
+			pods.Labels("app", "db"), pods.AntiAffinity(pods.OnHost("db")),
 		}}
 		if want == pending {
 			s.wantMessage = interpodaffinity.ErrReasonAntiAffinityRulesNotMatch
@@ -46,17 +48,17 @@ func affinityWorkload() []affinityStep {
 		db("db-0", "n1"), db("db-1", "n2"), db("db-2", "n3"), db("db-3", pending),
 		// One hostname and one zone term: a single pod must satisfy both, so
 		// the web node qualifies...
-		{pod: "mixed-web", want: "n1", opts: []podOption{
-			withLabels("app", "cache"), withAffinity(term{"web", labelHost}, term{"web", labelZone}),
+		{pod: "mixed-web", want: "n1", opts: []pods.Option{
+			pods.Labels("app", "cache"), pods.Affinity(pods.OnHost("web"), pods.InZone("web")),
 		}},
 		// ...but no node hosts a pod that is both app=web and app=db: affinity
 		// terms are a conjunction over one existing pod, not over the node.
-		{pod: "mixed-web-db", want: pending, wantMessage: interpodaffinity.ErrReasonAffinityRulesNotMatch, opts: []podOption{
-			withLabels("app", "cache"), withAffinity(term{"web", labelHost}, term{"db", labelZone}),
+		{pod: "mixed-web-db", want: pending, wantMessage: interpodaffinity.ErrReasonAffinityRulesNotMatch, opts: []pods.Option{
+			pods.Labels("app", "cache"), pods.Affinity(pods.OnHost("web"), pods.InZone("db")),
 		}},
 		// Hostname affinity to pods that do not exist, not matching itself: pending.
-		{pod: "lonely", want: pending, wantMessage: interpodaffinity.ErrReasonAffinityRulesNotMatch, opts: []podOption{
-			withLabels("app", "lonely"), withAffinity(term{"nobody", labelHost}),
+		{pod: "lonely", want: pending, wantMessage: interpodaffinity.ErrReasonAffinityRulesNotMatch, opts: []pods.Option{
+			pods.Labels("app", "lonely"), pods.Affinity(pods.OnHost("nobody")),
 		}},
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"k8s.io/client-go/kubernetes"
+
+	"kns3.dev/kns3/test/pods"
 )
 
 // cluster is one test's world: API server, simulator stub, kns-3-scheduler,
@@ -33,7 +35,7 @@ func newCluster(t *testing.T, scenarioYAML string, so schedulerOptions, nodes ..
 	return &cluster{client: cp.client, sim: sim, ns: createNamespace(t, cp.client, "kns-3-test")}
 }
 
-func (c *cluster) createPod(t *testing.T, name string, opts ...podOption) {
+func (c *cluster) createPod(t *testing.T, name string, opts ...pods.Option) {
 	t.Helper()
 	createPod(t, c.client, c.ns, name, opts...)
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"kns3.dev/kns3/scheduler/plugins/customfilter"
+	"kns3.dev/kns3/test/pods"
 )
 
 // The disabled node is the simulator's favourite, so only the filter keeps pods off it.
@@ -31,7 +32,7 @@ func TestDisabledNodeGetsNoPods(t *testing.T) {
 		}
 	}
 	// The only node left is disabled: the pod waits, and the event says why.
-	c.createPod(t, "pinned", withNodeSelector(labelHost, "disabled"))
+	c.createPod(t, "pinned", pods.NodeSelector(labelHost, "disabled"))
 	if msg := c.unschedulable(t, "pinned"); !strings.Contains(msg, customfilter.ErrReasonDisabled) {
 		t.Errorf("FailedScheduling message %q does not say %q", msg, customfilter.ErrReasonDisabled)
 	}
@@ -45,7 +46,7 @@ func TestRigorousPodsNeedRigorousNodes(t *testing.T) {
 		nodeSpec{"plain-1", nil},
 		nodeSpec{"plain-2", nil},
 	)
-	c.createPod(t, "rigorous-0", rigorous())
+	c.createPod(t, "rigorous-0", pods.Rigorous())
 	msg := c.unschedulable(t, "rigorous-0")
 	for _, want := range []string{customfilter.ErrReasonNotRigorous, customfilter.ErrReasonDisabled} {
 		if !strings.Contains(msg, want) {
@@ -60,7 +61,7 @@ func TestRigorousPodsNeedRigorousNodes(t *testing.T) {
 	}
 	for i := 1; i <= 3; i++ {
 		name := fmt.Sprintf("rigorous-%d", i)
-		c.createPod(t, name, rigorous())
+		c.createPod(t, name, pods.Rigorous())
 		if node := c.scheduled(t, name); node != "plain-2" {
 			t.Errorf("%s went to %s, want the only rigorous node plain-2", name, node)
 		}

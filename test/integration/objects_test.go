@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"kns3.dev/kns3/scheduler/plugins"
+	"kns3.dev/kns3/test/pods"
 )
 
 const (
@@ -56,61 +57,8 @@ func labelNode(t *testing.T, client kubernetes.Interface, name, key, value strin
 	}
 }
 
-type podOption func(*v1.Pod)
-
-func withLabels(kv ...string) podOption {
-	return func(p *v1.Pod) {
-		if p.Labels == nil {
-			p.Labels = map[string]string{}
-		}
-		for i := 0; i+1 < len(kv); i += 2 {
-			p.Labels[kv[i]] = kv[i+1]
-		}
-	}
-}
-
-func withNodeSelector(key, value string) podOption {
-	return func(p *v1.Pod) { p.Spec.NodeSelector = map[string]string{key: value} }
-}
-
-func rigorous() podOption {
-	return func(p *v1.Pod) { p.Annotations = map[string]string{"kns-3-scheduler/qos": "rigorous"} }
-}
-
-// term is a required (anti-)affinity term: pods labeled app=<app>, in <topologyKey>.
-type term struct{ app, topologyKey string }
-
-func podTerms(terms []term) []v1.PodAffinityTerm {
-	out := make([]v1.PodAffinityTerm, len(terms))
-	for i, tm := range terms {
-		out[i] = v1.PodAffinityTerm{
-			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": tm.app}},
-			TopologyKey:   tm.topologyKey,
-		}
-	}
-	return out
-}
-
-func withAffinity(terms ...term) podOption {
-	return func(p *v1.Pod) {
-		if p.Spec.Affinity == nil {
-			p.Spec.Affinity = &v1.Affinity{}
-		}
-		p.Spec.Affinity.PodAffinity = &v1.PodAffinity{RequiredDuringSchedulingIgnoredDuringExecution: podTerms(terms)}
-	}
-}
-
-func withAntiAffinity(terms ...term) podOption {
-	return func(p *v1.Pod) {
-		if p.Spec.Affinity == nil {
-			p.Spec.Affinity = &v1.Affinity{}
-		}
-		p.Spec.Affinity.PodAntiAffinity = &v1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: podTerms(terms)}
-	}
-}
-
 // createPod creates a pod for the kns-3-scheduler profile.
-func createPod(t *testing.T, client kubernetes.Interface, ns, name string, opts ...podOption) {
+func createPod(t *testing.T, client kubernetes.Interface, ns, name string, opts ...pods.Option) {
 	t.Helper()
 	pod := &v1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
@@ -119,9 +67,7 @@ func createPod(t *testing.T, client kubernetes.Interface, ns, name string, opts 
 			Containers:    []v1.Container{{Name: "app", Image: "kns-3/pause"}},
 		},
 	}
-	for _, o := range opts {
-		o(pod)
-	}
+	pods.Apply(pod, opts...)
 	if _, err := client.CoreV1().Pods(ns).Create(context.Background(), pod, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("creating pod %s: %v", name, err)
 	}
