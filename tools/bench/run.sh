@@ -4,7 +4,8 @@
 #   full:  BENCH_RUNS (default 3) runs of everything at 500-5000 nodes
 #   smoke: one short run of everything, so the benchmarks keep working
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+# Under `bazel run //tools/bench` the script runs from its runfiles.
+cd "${BUILD_WORKSPACE_DIRECTORY:-$(dirname "$0")/../..}"
 
 mode=${1:-full}
 case $mode in

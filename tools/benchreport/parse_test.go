@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -37,5 +38,17 @@ func TestMedianAndGoBench(t *testing.T) {
 	s.add("k", 4)
 	if m, _ := s.median("k"); m != 2.5 {
 		t.Errorf("even median = %v, want 2.5", m)
+	}
+}
+
+func TestSortedKeysOrdersNodeCountsByNumber(t *testing.T) {
+	s := samples{}
+	for _, k := range []string{"Decode/nodes=15000", "ScoreCycle/nodes=100/etag=true", "Decode/nodes=5000", "Decode/nodes=100", "ScoreCycle/nodes=100/etag=false"} {
+		s.add(k, 1)
+	}
+	want := []string{"Decode/nodes=100", "Decode/nodes=5000", "Decode/nodes=15000", "ScoreCycle/nodes=100/etag=false", "ScoreCycle/nodes=100/etag=true"}
+	got := sortedKeys(s)
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("sortedKeys = %v, want %v", got, want)
 	}
 }
