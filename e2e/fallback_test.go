@@ -38,6 +38,7 @@ func (c *cluster) awaitBreakerClosed() {
 	if err != nil {
 		c.t.Fatalf("CustomScorePlugin's breaker did not close after %d probe pods: %v", probes, err)
 	}
+	c.t.Logf("CustomScorePlugin's breaker closed after %d probe pod(s)", probes)
 }
 
 func TestSimulatorFailureFallback(t *testing.T) {
