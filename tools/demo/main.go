@@ -49,7 +49,9 @@ func run(ctx context.Context, in *kindenv.Inputs, name string) error {
 		return nil
 	}
 	step("creating kind cluster %q from %s", name, in.NodeImage)
-	_ = exec.CommandContext(ctx, in.Kind, "delete", "cluster", "--name", name).Run()
+	if err := kindenv.DeleteCluster(ctx, in.Kind, name); err != nil {
+		return fmt.Errorf("removing the previous %q cluster: %w", name, err)
+	}
 	if err := kind("create", "cluster", "--name", name, "--image", in.NodeImage,
 		"--config", filepath.Join(in.Root, "deploy", "kind", "cluster.yaml"),
 		"--kubeconfig", kubeconfig, "--wait", "3m"); err != nil {
