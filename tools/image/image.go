@@ -10,9 +10,9 @@ import (
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
+
+	"kns3.dev/kns3/tools/image/reproducible"
 )
 
 // nonRoot is the uid and gid the binary runs as, the usual "nonroot" of
@@ -45,29 +45,23 @@ func build(s spec) (v1.Image, error) {
 	if err != nil {
 		return nil, fmt.Errorf("making layer: %w", err)
 	}
-	img, err := mutate.AppendLayers(empty.Image, layer)
+	img, err := reproducible.Image([]v1.Layer{layer}, func(c *v1.Config) {
+		c.Entrypoint = []string{"/" + s.name}
+		c.User = fmt.Sprintf("%d:%d", nonRoot, nonRoot)
+		c.WorkingDir = "/"
+		c.Env = []string{"PATH=/"}
+		c.Labels = map[string]string{
+			"org.opencontainers.image.title":   s.name,
+			"org.opencontainers.image.version": s.version,
+		}
+		for k, v := range s.labels {
+			c.Labels[k] = v
+		}
+	})
 	if err != nil {
-		return nil, fmt.Errorf("appending layer: %w", err)
+		return nil, fmt.Errorf("assembling image: %w", err)
 	}
-	cfg, err := img.ConfigFile()
-	if err != nil {
-		return nil, err
-	}
-	cfg = cfg.DeepCopy()
-	cfg.OS, cfg.Architecture = "linux", "amd64"
-	cfg.Created = v1.Time{Time: time.Unix(0, 0).UTC()}
-	cfg.Config.Entrypoint = []string{"/" + s.name}
-	cfg.Config.User = fmt.Sprintf("%d:%d", nonRoot, nonRoot)
-	cfg.Config.WorkingDir = "/"
-	cfg.Config.Env = []string{"PATH=/"}
-	cfg.Config.Labels = map[string]string{
-		"org.opencontainers.image.title":   s.name,
-		"org.opencontainers.image.version": s.version,
-	}
-	for k, v := range s.labels {
-		cfg.Config.Labels[k] = v
-	}
-	return mutate.ConfigFile(img, cfg)
+	return img, nil
 }
 
 func layerTar(name string, bin []byte) ([]byte, error) {

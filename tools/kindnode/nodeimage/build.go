@@ -12,6 +12,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
+
+	"kns3.dev/kns3/tools/image/reproducible"
 )
 
 type builder struct {
@@ -151,7 +153,7 @@ func nodeImage(layerPaths ...string) (v1.Image, error) {
 		}
 		layers = append(layers, l)
 	}
-	return imageOf(layers, func(c *v1.Config) {
+	return reproducible.Image(layers, func(c *v1.Config) {
 		c.Entrypoint = []string{"/usr/local/bin/entrypoint", "/sbin/init"}
 		c.StopSignal = "SIGRTMIN+3"
 		c.Env = []string{"container=docker", systemPath}

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"kns3.dev/kns3/tools/image/reproducible"
 )
 
 // recipe is this package's own source: a change to how the image is built
@@ -19,7 +21,8 @@ import (
 //go:embed *.go files
 var recipe embed.FS
 
-// inputsHash hashes everything the node image is built from: this recipe,
+// inputsHash hashes everything the node image is built from: this recipe
+// and the image assembly it shares with the KNS-3 images,
 // the Go modules of the node's programs, kind's base files, the Go version
 // and the Debian package list.
 func inputsHash(o *Options, goVersion string) (string, error) {
@@ -27,6 +30,9 @@ func inputsHash(o *Options, goVersion string) (string, error) {
 	fmt.Fprintf(h, "recipe %s\nkubernetes %s\nsuite %s\npackages %s\ngo %s\n",
 		recipeVersion, KubernetesVersion, debianSuite, strings.Join(debianPackages, ","), goVersion)
 	if err := hashFS(h, "recipe", recipe, "."); err != nil {
+		return "", err
+	}
+	if err := hashFS(h, "assembly", reproducible.Source, "."); err != nil {
 		return "", err
 	}
 	if err := hashFS(h, "modules", os.DirFS(o.ModulesDir), "."); err != nil {

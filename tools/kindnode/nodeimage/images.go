@@ -8,6 +8,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
+
+	"kns3.dev/kns3/tools/image/reproducible"
 )
 
 // cniImage is the pod network's image, referenced by the CNI manifest.
@@ -99,7 +101,7 @@ func binaryImage(work, bin, prog, path string, base v1.Layer) (v1.Image, error) 
 	if base != nil {
 		layers = []v1.Layer{base, layer}
 	}
-	return imageOf(layers, func(c *v1.Config) {
+	return reproducible.Image(layers, func(c *v1.Config) {
 		c.Entrypoint = []string{path}
 		c.Env = []string{systemPath}
 	})

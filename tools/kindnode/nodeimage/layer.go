@@ -9,8 +9,6 @@ import (
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 )
 
@@ -74,24 +72,6 @@ func writeLayer(path string, entries []entry) error {
 
 // systemPath is the PATH of the node and of its component images.
 const systemPath = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-
-// imageOf stacks layers into a linux/amd64 image with a fixed creation time,
-// so equal inputs give equal digests, and lets set fill in the run config.
-func imageOf(layers []v1.Layer, set func(*v1.Config)) (v1.Image, error) {
-	img, err := mutate.AppendLayers(empty.Image, layers...)
-	if err != nil {
-		return nil, err
-	}
-	cfg, err := img.ConfigFile()
-	if err != nil {
-		return nil, err
-	}
-	cfg = cfg.DeepCopy()
-	cfg.OS, cfg.Architecture = "linux", "amd64"
-	cfg.Created = v1.Time{Time: time.Unix(0, 0).UTC()}
-	set(&cfg.Config)
-	return mutate.ConfigFile(img, cfg)
-}
 
 // layerFromFile wraps a tar file; gzip at the fastest level, since the layers
 // only travel to the local Docker and containerd.
