@@ -35,7 +35,7 @@ type Scenario struct {
 	WindowSeconds *int `json:"window_seconds,omitempty"`
 	// Nodes maps a node name to its score or metrics.
 	Nodes map[string]Node `json:"nodes"`
-	// Fault, when set, makes /simulate fail: for tests of the scheduler's fallback.
+	// Fault, when set, makes the stub misbehave: for chaos tests of the scheduler.
 	Fault *Fault `json:"fault,omitempty"`
 }
 
@@ -46,14 +46,6 @@ type Node struct {
 	LatencyMs     *float64 `json:"latency_ms,omitempty"`
 	BandwidthMbps *float64 `json:"bandwidth_mbps,omitempty"`
 	PacketLoss    *float64 `json:"packet_loss,omitempty"`
-}
-
-// Fault describes how /simulate misbehaves.
-type Fault struct {
-	// Status is the HTTP status /simulate answers with (500–599).
-	Status int `json:"status,omitempty"`
-	// DelayMs delays every /simulate answer.
-	DelayMs int `json:"delay_ms,omitempty"`
 }
 
 // Parse decodes and validates a scenario. Unknown fields are errors; every
@@ -95,14 +87,8 @@ func (s *Scenario) validate() field.ErrorList {
 	for _, name := range sortedNames(s.Nodes) {
 		errs = append(errs, s.Nodes[name].validate(field.NewPath("nodes").Key(name))...)
 	}
-	if f := s.Fault; f != nil {
-		p := field.NewPath("fault")
-		if f.Status != 0 && (f.Status < 500 || f.Status > 599) {
-			errs = append(errs, field.Invalid(p.Child("status"), f.Status, "must be a 5xx status"))
-		}
-		if f.DelayMs < 0 {
-			errs = append(errs, field.Invalid(p.Child("delay_ms"), f.DelayMs, "must not be negative"))
-		}
+	if s.Fault != nil {
+		errs = append(errs, s.Fault.validate(field.NewPath("fault"))...)
 	}
 	return errs
 }

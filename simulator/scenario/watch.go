@@ -27,7 +27,7 @@ func Watch(ctx context.Context, path string, interval time.Duration, onLoad func
 	if err != nil {
 		return err
 	}
-	logger.Info("Scenario loaded", "path", path, "nodes", len(s.Nodes), "source", s.Source, "fault", s.Fault != nil)
+	logger.Info("Scenario loaded", "path", path, "nodes", len(s.Nodes), "source", s.Source, "fault", s.Fault.String())
 	onLoad(s)
 
 	var lastErr string
@@ -48,7 +48,7 @@ func Watch(ctx context.Context, path string, interval time.Duration, onLoad func
 			return
 		}
 		last, lastErr = data, ""
-		logger.Info("Scenario reloaded", "path", path, "nodes", len(s.Nodes), "source", s.Source, "fault", s.Fault != nil)
+		logger.Info("Scenario reloaded", "path", path, "nodes", len(s.Nodes), "source", s.Source, "fault", s.Fault.String())
 		onLoad(s)
 	}, interval)
 	return nil

@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"math/rand/v2"
 	"net/http"
 	"strings"
 	"sync"
@@ -22,6 +23,12 @@ import (
 // once per scenario, so a request costs a copy, not an encode.
 type Server struct {
 	now func() time.Time
+	// rand draws in [0, 1) whether a request fails under fault.error_rate.
+	rand func() float64
+
+	// stop is closed by Close, releasing the requests a fault holds.
+	stop      chan struct{}
+	closeOnce sync.Once
 
 	mu    sync.RWMutex
 	body  []byte
@@ -31,7 +38,7 @@ type Server struct {
 
 // New returns a server with no scenario: /simulate answers empty results.
 func New() *Server {
-	s := &Server{now: time.Now}
+	s := &Server{now: time.Now, rand: rand.Float64, stop: make(chan struct{})}
 	s.SetScenario(nil)
 	return s
 }
@@ -51,6 +58,15 @@ func (s *Server) SetScenario(sc *scenario.Scenario) {
 	s.mu.Lock()
 	s.body, s.etag, s.fault = body, `"`+hex.EncodeToString(sum[:12])+`"`, fault
 	s.mu.Unlock()
+}
+
+// Close releases the /simulate requests the server holds, hung by
+// fault.hang or waiting out fault.delay_ms, by dropping their connections
+// unanswered, as a stopped process would; from then on such requests are
+// dropped at once. Call it before http.Server.Shutdown, which waits for every
+// handler to return. Closing twice is harmless.
+func (s *Server) Close() {
+	s.closeOnce.Do(func() { close(s.stop) })
 }
 
 // Handler routes the API.
@@ -80,15 +96,27 @@ func (s *Server) simulate(w http.ResponseWriter, r *http.Request) {
 	body, etag, fault := s.body, s.etag, s.fault
 	s.mu.RUnlock()
 	if fault != nil {
-		if fault.DelayMs > 0 {
+		// The fault is the one in force when the request arrived: a hung
+		// request stays hung whatever the scenario becomes, as the stuck
+		// requests of a hung process do.
+		var delay <-chan time.Time // nil, never ready, for hang
+		if !fault.Hang && fault.DelayMs > 0 {
+			timer := time.NewTimer(time.Duration(fault.DelayMs) * time.Millisecond)
+			defer timer.Stop()
+			delay = timer.C
+		}
+		if fault.Hang || delay != nil {
 			select {
-			case <-time.After(time.Duration(fault.DelayMs) * time.Millisecond):
+			case <-delay:
 			case <-r.Context().Done():
 				return
+			case <-s.stop:
+				// Drop the connection without an answer; net/http does not log this.
+				panic(http.ErrAbortHandler)
 			}
 		}
-		if fault.Status != 0 {
-			writeError(w, fault.Status, "Simulation failed (fault injected by the scenario)")
+		if status := fault.FailureStatus(); status != 0 && (fault.ErrorRate == nil || s.rand() < *fault.ErrorRate) {
+			writeError(w, status, "Simulation failed (fault injected by the scenario)")
 			return
 		}
 	}

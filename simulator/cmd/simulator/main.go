@@ -60,8 +60,11 @@ func run() error {
 		logger.Info("No --scenario given: /simulate serves empty results")
 	} else {
 		// A scenario that is bad from the start fails start-up; a later bad
-		// version is logged and the last good one is kept.
-		if err := scenario.Watch(ctx, *scenarioPath, *reload, srv.SetScenario); err != nil {
+		// version is logged and the last good one is kept. A reloaded
+		// scenario with fault.exit_code ends the process with that code; the
+		// one read at start-up does not, so a restarted container serves.
+		onLoad := scenario.ExitOnReload(logger, os.Exit, srv.SetScenario)
+		if err := scenario.Watch(ctx, *scenarioPath, *reload, onLoad); err != nil {
 			return err
 		}
 	}
@@ -79,6 +82,9 @@ func run() error {
 		return err
 	case <-ctx.Done():
 	}
+	// Release the requests held by fault.hang or fault.delay_ms first:
+	// Shutdown waits for every handler.
+	srv.Close()
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := httpServer.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
