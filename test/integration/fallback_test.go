@@ -44,7 +44,7 @@ func TestSchedulingSurvivesStoppedSimulator(t *testing.T) {
 	}
 	// The metrics are in the registry the scheduler serves on /metrics.
 	if err := testutil.GatherAndCompare(legacyregistry.DefaultGatherer, strings.NewReader(`
-# HELP kns3_simulator_breaker_state [ALPHA] State of CustomScorePlugin's circuit breaker: 0 closed, 1 open (simulator skipped), 2 half-open (probing).
+# HELP kns3_simulator_breaker_state [ALPHA] State of CustomScorePlugin's circuit breaker: 0 closed, 1 open (simulator skipped by scheduling cycles, probed in the background).
 # TYPE kns3_simulator_breaker_state gauge
 kns3_simulator_breaker_state 1
 `), "kns3_simulator_breaker_state"); err != nil {

@@ -23,9 +23,24 @@ const (
 	DefaultRetryDelay              = 100 * time.Millisecond
 	DefaultMaxBodyBytes      int64 = 8 << 20
 	DefaultBreakerThreshold  int32 = 3
-	DefaultBreakerCooldown         = 30 * time.Second
+	DefaultBreakerCooldown         = time.Second
+	DefaultRefreshMode             = RefreshPerCycle
+	DefaultRefreshInterval         = time.Second
+	DefaultMaxSimulationAge        = 10 * time.Second
 	maxRetries               int32 = 10
 	maxAttemptTimeoutSeconds       = 60
+)
+
+// RefreshMode says when CustomScorePlugin asks the simulator.
+type RefreshMode string
+
+const (
+	// RefreshPerCycle asks the simulator in every scheduling cycle's
+	// PreScore, as the KNS-3 specification says.
+	RefreshPerCycle RefreshMode = "PerCycle"
+	// RefreshBackground asks it from one background loop; PreScore takes the
+	// newest simulation and never waits for the network.
+	RefreshBackground RefreshMode = "Background"
 )
 
 // CustomScorePluginArgs configures CustomScorePlugin through the profile's
@@ -48,9 +63,17 @@ type CustomScorePluginArgs struct {
 	// BreakerFailureThreshold is how many scheduling cycles in a row must fail
 	// to reach the simulator before the breaker opens.
 	BreakerFailureThreshold *int32 `json:"breakerFailureThreshold,omitempty"`
-	// BreakerCooldown is how long an open breaker skips the simulator before
-	// one probe is allowed through.
+	// BreakerCooldown is the longest pause between two background probes
+	// of an open breaker; the first probes come sooner (200ms, then doubling).
 	BreakerCooldown *metav1.Duration `json:"breakerCooldown,omitempty"`
+	// RefreshMode is PerCycle (the default) or Background.
+	RefreshMode RefreshMode `json:"refreshMode,omitempty"`
+	// RefreshInterval is, in Background mode, the pause between two requests
+	// while the simulator answers.
+	RefreshInterval *metav1.Duration `json:"refreshInterval,omitempty"`
+	// MaxSimulationAge is, in Background mode, the age past which the newest
+	// simulation is no longer used: nodes then score 0.
+	MaxSimulationAge *metav1.Duration `json:"maxSimulationAge,omitempty"`
 }
 
 // config is the defaulted, validated form of CustomScorePluginArgs.
@@ -62,6 +85,9 @@ type config struct {
 	maxBodyBytes     int64
 	breakerThreshold int
 	breakerCooldown  time.Duration
+	mode             RefreshMode
+	refreshInterval  time.Duration
+	maxAge           time.Duration
 }
 
 // decodeArgs reads the plugin's pluginConfig args as the scheduler reads its
@@ -135,6 +161,15 @@ func SetDefaults(a *CustomScorePluginArgs) {
 	if a.BreakerCooldown == nil {
 		a.BreakerCooldown = &metav1.Duration{Duration: DefaultBreakerCooldown}
 	}
+	if a.RefreshMode == "" {
+		a.RefreshMode = DefaultRefreshMode
+	}
+	if a.RefreshInterval == nil {
+		a.RefreshInterval = &metav1.Duration{Duration: DefaultRefreshInterval}
+	}
+	if a.MaxSimulationAge == nil {
+		a.MaxSimulationAge = &metav1.Duration{Duration: DefaultMaxSimulationAge}
+	}
 }
 
 // ValidateArgs checks defaulted args; every error names its field under path.
@@ -167,6 +202,16 @@ func ValidateArgs(path *field.Path, a *CustomScorePluginArgs) field.ErrorList {
 	if d := a.BreakerCooldown.Duration; d <= 0 {
 		errs = append(errs, field.Invalid(path.Child("breakerCooldown"), a.BreakerCooldown.Duration.String(), "must be greater than 0"))
 	}
+	if m := a.RefreshMode; m != RefreshPerCycle && m != RefreshBackground {
+		errs = append(errs, field.NotSupported(path.Child("refreshMode"), m, []RefreshMode{RefreshPerCycle, RefreshBackground}))
+	}
+	if d := a.RefreshInterval.Duration; d <= 0 {
+		errs = append(errs, field.Invalid(path.Child("refreshInterval"), d.String(), "must be greater than 0"))
+	}
+	if d := a.MaxSimulationAge.Duration; d < a.RefreshInterval.Duration {
+		errs = append(errs, field.Invalid(path.Child("maxSimulationAge"), d.String(),
+			fmt.Sprintf("must be at least refreshInterval (%s), or every simulation would be too old before the next", a.RefreshInterval.Duration)))
+	}
 	return errs
 }
 
@@ -189,6 +234,9 @@ func newConfig(obj runtime.Object) (config, error) {
 		maxBodyBytes:     *args.MaxBodyBytes,
 		breakerThreshold: int(*args.BreakerFailureThreshold),
 		breakerCooldown:  args.BreakerCooldown.Duration,
+		mode:             args.RefreshMode,
+		refreshInterval:  args.RefreshInterval.Duration,
+		maxAge:           args.MaxSimulationAge.Duration,
 	}, nil
 }
 
@@ -207,6 +255,8 @@ func (a *CustomScorePluginArgs) DeepCopy() *CustomScorePluginArgs {
 	out.MaxBodyBytes = copyOf(a.MaxBodyBytes)
 	out.BreakerFailureThreshold = copyOf(a.BreakerFailureThreshold)
 	out.BreakerCooldown = copyOf(a.BreakerCooldown)
+	out.RefreshInterval = copyOf(a.RefreshInterval)
+	out.MaxSimulationAge = copyOf(a.MaxSimulationAge)
 	return &out
 }
 

@@ -22,7 +22,10 @@ func TestNewConfigDefaults(t *testing.T) {
 		retryDelay:       100 * time.Millisecond,
 		maxBodyBytes:     8 << 20,
 		breakerThreshold: 3,
-		breakerCooldown:  30 * time.Second,
+		breakerCooldown:  time.Second,
+		mode:             RefreshPerCycle,
+		refreshInterval:  time.Second,
+		maxAge:           10 * time.Second,
 	}
 	for name, obj := range map[string]runtime.Object{
 		"nil args":      nil,
@@ -50,6 +53,9 @@ retryDelay: 0s
 maxBodyBytes: 2048
 breakerFailureThreshold: 1
 breakerCooldown: 1m
+refreshMode: Background
+refreshInterval: 2s
+maxSimulationAge: 30s
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -62,6 +68,9 @@ breakerCooldown: 1m
 		maxBodyBytes:     2048,
 		breakerThreshold: 1,
 		breakerCooldown:  time.Minute,
+		mode:             RefreshBackground,
+		refreshInterval:  2 * time.Second,
+		maxAge:           30 * time.Second,
 	}
 	if diff := cmp.Diff(want, got, cmp.AllowUnexported(config{})); diff != "" {
 		t.Errorf("(-want,+got):\n%s", diff)
@@ -97,6 +106,10 @@ func TestNewConfigErrorsNameTheField(t *testing.T) {
 		"tiny body limit":     {`maxBodyBytes: 10`, []string{"args.maxBodyBytes"}},
 		"zero threshold":      {`breakerFailureThreshold: 0`, []string{"args.breakerFailureThreshold"}},
 		"zero cooldown":       {`breakerCooldown: 0s`, []string{"args.breakerCooldown"}},
+		"unknown mode":        {`refreshMode: Sometimes`, []string{"args.refreshMode", `"PerCycle"`, `"Background"`}},
+		"mode case":           {`refreshMode: background`, []string{"args.refreshMode"}},
+		"zero interval":       {`refreshInterval: 0s`, []string{"args.refreshInterval"}},
+		"age under interval":  {"refreshInterval: 5s\nmaxSimulationAge: 2s", []string{"args.maxSimulationAge", "at least refreshInterval"}},
 		"misspelt field":      {`simulatorAddress: http://x`, []string{`unknown field "simulatorAddress"`}},
 		"duration not parsed": {`timeout: five`, []string{"args.timeout", "invalid duration"}},
 		"field name case":     {`simulatorUrl: http://x`, []string{`unknown field "simulatorUrl"`}},

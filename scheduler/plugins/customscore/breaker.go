@@ -2,85 +2,91 @@ package customscore
 
 import (
 	"sync"
-	"time"
 )
 
 type breakerState int
 
 const (
-	breakerClosed   breakerState = 0
-	breakerOpen     breakerState = 1
-	breakerHalfOpen breakerState = 2
+	breakerClosed breakerState = 0
+	breakerOpen   breakerState = 1
 )
 
 func (s breakerState) String() string {
-	switch s {
-	case breakerOpen:
+	if s == breakerOpen {
 		return "open"
-	case breakerHalfOpen:
-		return "half-open"
 	}
 	return "closed"
 }
 
-// breaker keeps a dead or hanging simulator from stalling every scheduling
-// cycle. After threshold failed cycles in a row it opens: calls are skipped
-// for cooldown. Then one cycle may probe; its success closes the breaker, its
-// failure opens it again. It lives across cycles by design, so it is the one
-// piece of plugin state outside CycleState, and it is guarded by a mutex.
+// cycleOutcome is how a scheduling cycle's call to the simulator ended.
+type cycleOutcome int
+
+const (
+	cycleSucceeded cycleOutcome = iota
+	// cycleFailedFast: refused, 5xx, bad body: the retries cost little.
+	cycleFailedFast
+	// cycleTimedOut: the last attempt waited its whole timeout, so the cycle
+	// spent its whole retry budget.
+	cycleTimedOut
+)
+
+// breaker keeps a dead or hanging simulator from stalling scheduling cycles.
+// It opens after threshold cycles in a row fail fast, or at once after a
+// cycle that timed out: a second such cycle would cost another whole retry
+// budget. While it is open no cycle calls the simulator; the prober (see
+// prober.go) asks it off the cycle and closes the breaker on the first
+// answer, so cycles only ever read the state.
+//
+// It lives across cycles by design, so it is the one piece of plugin state
+// outside CycleState, and a mutex guards it.
 type breaker struct {
 	threshold int
-	cooldown  time.Duration
-	now       func() time.Time
 	// onChange is called, under the lock, on every state change.
 	onChange func(from, to breakerState, failures int)
+	// opened receives a token each time the breaker opens; the prober waits on it.
+	opened chan struct{}
 
 	mu       sync.Mutex
 	state    breakerState
 	failures int
-	openedAt time.Time
 }
 
-func newBreaker(threshold int, cooldown time.Duration, onChange func(from, to breakerState, failures int)) *breaker {
-	return &breaker{threshold: threshold, cooldown: cooldown, now: time.Now, onChange: onChange}
+func newBreaker(threshold int, onChange func(from, to breakerState, failures int)) *breaker {
+	return &breaker{threshold: threshold, onChange: onChange, opened: make(chan struct{}, 1)}
 }
 
-// allow reports whether this cycle may call the simulator, and whether the
-// call is the single probe of a half-open breaker.
-func (b *breaker) allow() (allowed, probe bool) {
+// allow reports whether this cycle may call the simulator.
+func (b *breaker) allow() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	switch b.state {
-	case breakerOpen:
-		if b.now().Sub(b.openedAt) < b.cooldown {
-			return false, false
-		}
-		b.set(breakerHalfOpen)
-		return true, true
-	case breakerHalfOpen:
-		// A probe is already out (cycles are serial, so this is rare): skip.
-		return false, false
-	}
-	return true, false
+	return b.state == breakerClosed
 }
 
-// record takes the outcome of a cycle's call.
-func (b *breaker) record(success bool) {
+// record takes the outcome of a scheduling cycle's call.
+func (b *breaker) record(outcome cycleOutcome) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if success {
+	if outcome == cycleSucceeded {
 		b.failures = 0
-		if b.state != breakerClosed {
-			b.set(breakerClosed)
-		}
 		return
 	}
 	b.failures++
-	if b.state == breakerHalfOpen || b.failures >= b.threshold {
-		b.openedAt = b.now()
-		if b.state != breakerOpen {
-			b.set(breakerOpen)
+	if b.state == breakerClosed && (outcome == cycleTimedOut || b.failures >= b.threshold) {
+		b.set(breakerOpen)
+		select {
+		case b.opened <- struct{}{}:
+		default: // the prober has a token to take already
 		}
+	}
+}
+
+// probeSucceeded closes the breaker: the simulator answers again.
+func (b *breaker) probeSucceeded() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.failures = 0
+	if b.state != breakerClosed {
+		b.set(breakerClosed)
 	}
 }
 

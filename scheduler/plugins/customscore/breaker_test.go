@@ -2,93 +2,92 @@ package customscore
 
 import (
 	"testing"
-	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
-type fakeClock struct{ t time.Time }
-
-func (c *fakeClock) now() time.Time       { return c.t }
-func (c *fakeClock) step(d time.Duration) { c.t = c.t.Add(d) }
-func newTestBreaker(threshold int, cooldown time.Duration) (*breaker, *fakeClock, *[]breakerState) {
-	clock := &fakeClock{t: time.Unix(1_000_000, 0)}
+func newTestBreaker(threshold int) (*breaker, *[]breakerState) {
 	var changes []breakerState
-	b := newBreaker(threshold, cooldown, func(_, to breakerState, _ int) { changes = append(changes, to) })
-	b.now = clock.now
-	return b, clock, &changes
+	b := newBreaker(threshold, func(_, to breakerState, _ int) { changes = append(changes, to) })
+	return b, &changes
 }
 
-func mustAllow(t *testing.T, b *breaker, wantAllowed, wantProbe bool) {
-	t.Helper()
-	allowed, probe := b.allow()
-	if allowed != wantAllowed || probe != wantProbe {
-		t.Fatalf("allow() = (%v, %v), want (%v, %v) in state %v", allowed, probe, wantAllowed, wantProbe, b.current())
+// opened reports whether the breaker signalled the prober, taking the token.
+func opened(b *breaker) bool {
+	select {
+	case <-b.opened:
+		return true
+	default:
+		return false
 	}
 }
 
-func TestBreakerOpensAfterThresholdConsecutiveFailures(t *testing.T) {
-	b, _, changes := newTestBreaker(3, 30*time.Second)
-	for range 2 {
-		mustAllow(t, b, true, false)
-		b.record(false)
+func TestBreaker(t *testing.T) {
+	tests := []struct {
+		name      string
+		threshold int
+		outcomes  []cycleOutcome
+		want      breakerState
+		wantOpens bool
+	}{
+		{"fast failures under the threshold", 3, []cycleOutcome{cycleFailedFast, cycleFailedFast}, breakerClosed, false},
+		{"fast failures reach the threshold", 3, []cycleOutcome{cycleFailedFast, cycleFailedFast, cycleFailedFast}, breakerOpen, true},
+		{"a success resets the count", 3, []cycleOutcome{cycleFailedFast, cycleFailedFast, cycleSucceeded, cycleFailedFast, cycleFailedFast}, breakerClosed, false},
+		// A timed-out cycle spent its whole retry budget: one is enough.
+		{"one timed-out cycle opens it", 3, []cycleOutcome{cycleTimedOut}, breakerOpen, true},
+		{"a timeout after fast failures", 3, []cycleOutcome{cycleFailedFast, cycleTimedOut}, breakerOpen, true},
+		{"threshold 1", 1, []cycleOutcome{cycleFailedFast}, breakerOpen, true},
+		{"successes only", 1, []cycleOutcome{cycleSucceeded, cycleSucceeded}, breakerClosed, false},
 	}
-	// A success resets the count: failures must be consecutive.
-	b.record(true)
-	for range 2 {
-		b.record(false)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b, _ := newTestBreaker(tt.threshold)
+			for _, o := range tt.outcomes {
+				b.record(o)
+			}
+			if got := b.current(); got != tt.want {
+				t.Errorf("state %v, want %v", got, tt.want)
+			}
+			if got := b.allow(); got != (tt.want == breakerClosed) {
+				t.Errorf("allow() = %v in state %v", got, tt.want)
+			}
+			if got := opened(b); got != tt.wantOpens {
+				t.Errorf("prober signalled = %v, want %v", got, tt.wantOpens)
+			}
+		})
 	}
+}
+
+func TestBreakerProbeCycle(t *testing.T) {
+	b, changes := newTestBreaker(2)
+	b.record(cycleFailedFast)
+	b.record(cycleFailedFast)
+	// Cycles that still report while open (they started before it opened)
+	// neither reopen it nor signal the prober again.
+	b.record(cycleTimedOut)
+	if !opened(b) || opened(b) {
+		t.Fatal("want exactly one signal to the prober per opening")
+	}
+	if b.allow() {
+		t.Fatal("open breaker allowed a cycle")
+	}
+	b.probeSucceeded()
+	if b.current() != breakerClosed || !b.allow() {
+		t.Fatalf("state %v after a good probe, want closed", b.current())
+	}
+	want := []breakerState{breakerOpen, breakerClosed}
+	if diff := cmp.Diff(want, *changes); diff != "" {
+		t.Errorf("state changes (-want,+got):\n%s", diff)
+	}
+	// Failures counted before the close do not carry over.
+	b.record(cycleFailedFast)
 	if b.current() != breakerClosed {
-		t.Fatalf("state %v after 2 consecutive failures, want closed", b.current())
-	}
-	b.record(false)
-	if b.current() != breakerOpen {
-		t.Fatalf("state %v after 3 consecutive failures, want open", b.current())
-	}
-	mustAllow(t, b, false, false)
-	if len(*changes) != 1 || (*changes)[0] != breakerOpen {
-		t.Errorf("changes = %v, want [open]", *changes)
-	}
-}
-
-func TestBreakerHalfOpenProbe(t *testing.T) {
-	b, clock, changes := newTestBreaker(1, 30*time.Second)
-	b.record(false)
-	clock.step(29 * time.Second)
-	mustAllow(t, b, false, false)
-
-	clock.step(time.Second)
-	mustAllow(t, b, true, true)
-	if b.current() != breakerHalfOpen {
-		t.Fatalf("state %v, want half-open", b.current())
-	}
-	// Only one probe at a time.
-	mustAllow(t, b, false, false)
-
-	// A failed probe opens the breaker for a whole new cool-down.
-	b.record(false)
-	clock.step(29 * time.Second)
-	mustAllow(t, b, false, false)
-	clock.step(time.Second)
-	mustAllow(t, b, true, true)
-
-	// A good probe closes it.
-	b.record(true)
-	if b.current() != breakerClosed {
-		t.Fatalf("state %v, want closed", b.current())
-	}
-	mustAllow(t, b, true, false)
-	want := []breakerState{breakerOpen, breakerHalfOpen, breakerOpen, breakerHalfOpen, breakerClosed}
-	if len(*changes) != len(want) {
-		t.Fatalf("changes = %v, want %v", *changes, want)
-	}
-	for i := range want {
-		if (*changes)[i] != want[i] {
-			t.Fatalf("changes = %v, want %v", *changes, want)
-		}
+		t.Errorf("threshold 2: state %v after one failure since closing, want closed", b.current())
 	}
 }
 
 func TestBreakerStateNames(t *testing.T) {
-	for s, want := range map[breakerState]string{breakerClosed: "closed", breakerOpen: "open", breakerHalfOpen: "half-open"} {
+	for s, want := range map[breakerState]string{breakerClosed: "closed", breakerOpen: "open"} {
 		if s.String() != want {
 			t.Errorf("%d.String() = %q, want %q", s, s.String(), want)
 		}

@@ -14,7 +14,8 @@ import (
 )
 
 // simulateClient calls GET /simulate with a per-attempt timeout, a bounded
-// body and a fixed pause between attempts.
+// body and a fixed pause between attempts. It is safe for concurrent use:
+// the prober and the background loop overlap requests.
 //
 // Every cycle asks the simulator. When it tagged its last answer with an
 // ETag, the request carries If-None-Match, and a 304 answer reuses that
@@ -22,7 +23,6 @@ import (
 // again. A simulator that ignores conditional requests always answers 200.
 type simulateClient struct {
 	url          string
-	timeout      time.Duration
 	retryDelay   time.Duration
 	maxBodyBytes int64
 	http         *http.Client
@@ -35,7 +35,6 @@ type simulateClient struct {
 func newSimulateClient(cfg config) *simulateClient {
 	return &simulateClient{
 		url:          cfg.simulateURL,
-		timeout:      cfg.timeout,
 		retryDelay:   cfg.retryDelay,
 		maxBodyBytes: cfg.maxBodyBytes,
 		http: &http.Client{Transport: &http.Transport{
@@ -58,9 +57,10 @@ type attemptError struct {
 func (e *attemptError) Error() string { return e.err.Error() }
 func (e *attemptError) Unwrap() error { return e.err }
 
-// fetch makes up to attempts attempts and returns the first good simulation.
-// The returned result label is that of the last attempt.
-func (c *simulateClient) fetch(ctx context.Context, attempts int) (*simulation, int, string, error) {
+// fetch makes up to attempts attempts, each limited to timeout, and returns
+// the first good simulation. The returned result label is that of the last
+// attempt.
+func (c *simulateClient) fetch(ctx context.Context, attempts int, timeout time.Duration) (*simulation, int, string, error) {
 	logger := klog.FromContext(ctx)
 	var lastErr error
 	for i := 1; i <= attempts; i++ {
@@ -71,7 +71,7 @@ func (c *simulateClient) fetch(ctx context.Context, attempts int) (*simulation, 
 			case <-time.After(c.retryDelay):
 			}
 		}
-		sim, err := c.attempt(ctx)
+		sim, err := c.attempt(ctx, timeout)
 		if err == nil {
 			AttemptsTotal.WithLabelValues(resultSuccess).Inc()
 			return sim, i, resultSuccess, nil
@@ -91,8 +91,8 @@ func (c *simulateClient) fetch(ctx context.Context, attempts int) (*simulation, 
 	return nil, 0, resultConnError, errors.New("no attempt made")
 }
 
-func (c *simulateClient) attempt(ctx context.Context) (*simulation, error) {
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+func (c *simulateClient) attempt(ctx context.Context, timeout time.Duration) (*simulation, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url, nil)
 	if err != nil {

@@ -134,7 +134,7 @@ func TestFetchRetries(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv, count := countingServer(t, tt.respond)
 			cfg := testConfig(srv.URL, tt.mutate)
-			sim, made, result, err := newSimulateClient(cfg).fetch(context.Background(), cfg.retries+1)
+			sim, made, result, err := newSimulateClient(cfg).fetch(context.Background(), cfg.retries+1, cfg.timeout)
 			if got := count.Load(); got != tt.wantAttempts || int32(made) != tt.wantAttempts {
 				t.Errorf("server saw %d attempts, fetch reported %d, want %d", got, made, tt.wantAttempts)
 			}
@@ -161,7 +161,7 @@ func TestFetchWaitsBetweenAttempts(t *testing.T) {
 		http.Error(w, "boom", http.StatusInternalServerError)
 	})
 	c := testClient(srv.URL, func(c *config) { c.retryDelay = 100 * time.Millisecond })
-	_, _, _, _ = c.fetch(context.Background(), 3)
+	_, _, _, _ = c.fetch(context.Background(), 3, time.Second)
 	if len(times) != 3 {
 		t.Fatalf("%d attempts, want 3", len(times))
 	}
@@ -179,7 +179,7 @@ func TestFetchStopsWhenCycleIsCancelled(t *testing.T) {
 	c := testClient(srv.URL, func(c *config) { c.retryDelay = time.Hour })
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	_, made, _, err := c.fetch(ctx, 3)
+	_, made, _, err := c.fetch(ctx, 3, time.Second)
 	if err == nil || made != 1 || count.Load() != 1 {
 		t.Errorf("made=%d served=%d err=%v: want one attempt and an error", made, count.Load(), err)
 	}
@@ -190,7 +190,7 @@ func TestFetchConnectionRefused(t *testing.T) {
 	url := srv.URL
 	srv.Close()
 	before, _ := testutil.GetCounterMetricValue(AttemptsTotal.WithLabelValues(resultConnError))
-	_, made, result, err := testClient(url, nil).fetch(context.Background(), 3)
+	_, made, result, err := testClient(url, nil).fetch(context.Background(), 3, time.Second)
 	if err == nil || made != 3 || result != resultConnError {
 		t.Fatalf("made=%d result=%q err=%v", made, result, err)
 	}
@@ -208,7 +208,7 @@ func TestFetchSendsAcceptHeaderAndGET(t *testing.T) {
 		}
 		_, _ = w.Write([]byte(goodBody))
 	})
-	if _, _, _, err := testClient(srv.URL, nil).fetch(context.Background(), 1); err != nil {
+	if _, _, _, err := testClient(srv.URL, nil).fetch(context.Background(), 1, time.Second); err != nil {
 		t.Fatal(err)
 	}
 }

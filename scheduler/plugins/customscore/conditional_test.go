@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"sync"
 	"testing"
+	"time"
 )
 
 // etagServer serves body tagged etag (no tag when etag is ""), answering 304
@@ -45,11 +46,11 @@ func TestConditionalRequests(t *testing.T) {
 	c := testClient(ts.URL, nil)
 	ctx := context.Background()
 
-	first, _, _, err := c.fetch(ctx, 1)
+	first, _, _, err := c.fetch(ctx, 1, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	second, _, result, err := c.fetch(ctx, 1)
+	second, _, result, err := c.fetch(ctx, 1, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +66,7 @@ func TestConditionalRequests(t *testing.T) {
 
 	// A new scenario: new tag, new body, decoded afresh.
 	srv.set(`{"results":{"n1":{"score":0.2},"n2":{"score":0.7}}}`, `"v2"`)
-	third, _, _, err := c.fetch(ctx, 1)
+	third, _, _, err := c.fetch(ctx, 1, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,10 +76,10 @@ func TestConditionalRequests(t *testing.T) {
 
 	// The simulator stops tagging: no conditional request after that.
 	srv.set(goodBody, "")
-	if _, _, _, err := c.fetch(ctx, 1); err != nil {
+	if _, _, _, err := c.fetch(ctx, 1, time.Second); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, _, err := c.fetch(ctx, 1); err != nil {
+	if _, _, _, err := c.fetch(ctx, 1, time.Second); err != nil {
 		t.Fatal(err)
 	}
 	if got := srv.conditional[len(srv.conditional)-1]; got != "" {
@@ -94,7 +95,7 @@ func TestConditionalRequestsIgnored(t *testing.T) {
 	c := testClient(ts.URL, nil)
 	var prev *simulation
 	for i := 0; i < 3; i++ {
-		sim, _, _, err := c.fetch(context.Background(), 1)
+		sim, _, _, err := c.fetch(context.Background(), 1, time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -112,7 +113,7 @@ func TestNotModifiedToUnconditionalRequest(t *testing.T) {
 	ts, _ := countingServer(t, func(_ int32, w http.ResponseWriter, _ *http.Request) {
 		w.WriteHeader(http.StatusNotModified)
 	})
-	if _, _, result, err := testClient(ts.URL, nil).fetch(context.Background(), 1); err == nil || result != resultHTTPError {
+	if _, _, result, err := testClient(ts.URL, nil).fetch(context.Background(), 1, time.Second); err == nil || result != resultHTTPError {
 		t.Errorf("fetch = %q, %v; want an http_error", result, err)
 	}
 }

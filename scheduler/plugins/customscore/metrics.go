@@ -23,6 +23,8 @@ const (
 const (
 	fallbackFailed      = "simulator_failed"
 	fallbackBreakerOpen = "breaker_open"
+	// fallbackStale: Background mode had no simulation younger than maxSimulationAge.
+	fallbackStale = "stale"
 )
 
 var (
@@ -48,15 +50,33 @@ var (
 	FallbacksTotal = metrics.NewCounterVec(&metrics.CounterOpts{
 		Subsystem:      metricsSubsystem,
 		Name:           "fallbacks_total",
-		Help:           "Number of scheduling cycles in which every node scored 0 because no simulation was available, by reason.",
+		Help:           "Number of scheduling cycles in which every node scored 0 because no simulation was available, by reason: simulator_failed, breaker_open, stale.",
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"reason"})
 
-	// BreakerState is 0 while the breaker is closed, 1 while open, 2 while half-open.
+	// ScoredCyclesTotal counts scheduling cycles ranked from a simulation;
+	// with FallbacksTotal it gives the share of network-aware cycles.
+	ScoredCyclesTotal = metrics.NewCounter(&metrics.CounterOpts{
+		Subsystem:      metricsSubsystem,
+		Name:           "scored_cycles_total",
+		Help:           "Number of scheduling cycles in which CustomScorePlugin ranked nodes from a simulation.",
+		StabilityLevel: metrics.ALPHA,
+	})
+
+	// BreakerState is 0 while the breaker is closed, 1 while open.
 	BreakerState = metrics.NewGauge(&metrics.GaugeOpts{
 		Subsystem:      metricsSubsystem,
 		Name:           "breaker_state",
-		Help:           "State of CustomScorePlugin's circuit breaker: 0 closed, 1 open (simulator skipped), 2 half-open (probing).",
+		Help:           "State of CustomScorePlugin's circuit breaker: 0 closed, 1 open (simulator skipped by scheduling cycles, probed in the background).",
+		StabilityLevel: metrics.ALPHA,
+	})
+
+	// SimulationAge is, in Background mode, the age of the simulation the
+	// last scheduling cycle found.
+	SimulationAge = metrics.NewGauge(&metrics.GaugeOpts{
+		Subsystem:      metricsSubsystem,
+		Name:           "simulation_age_seconds",
+		Help:           "In Background refresh mode, the age of the newest simulation when the last scheduling cycle read it.",
 		StabilityLevel: metrics.ALPHA,
 	})
 
@@ -67,6 +87,6 @@ var (
 // registry, served on its /metrics endpoint.
 func registerMetrics() {
 	registerOnce.Do(func() {
-		legacyregistry.MustRegister(AttemptsTotal, CallDuration, FallbacksTotal, BreakerState)
+		legacyregistry.MustRegister(AttemptsTotal, CallDuration, FallbacksTotal, ScoredCyclesTotal, BreakerState, SimulationAge)
 	})
 }

@@ -1,7 +1,8 @@
 // Package customscore implements CustomScorePlugin, which ranks nodes by the
 // network simulator's scores: PreScore fetches GET /simulate once per
-// scheduling cycle, Score reads a node's score × 1000, NormalizeScore maps the
-// scores linearly onto 0–100.
+// scheduling cycle (or, in Background mode, takes the newest simulation a
+// background loop keeps), Score reads a node's score × 1000, NormalizeScore
+// maps the scores linearly onto 0–100.
 package customscore
 
 import (
@@ -30,7 +31,14 @@ const maxLoggedNodes = 10
 type CustomScore struct {
 	client   *simulateClient
 	attempts int
-	breaker  *breaker
+	timeout  time.Duration
+	// breaker and its prober serve PerCycle mode; background serves
+	// Background mode. Exactly one of the two is set.
+	breaker    *breaker
+	background *backgroundRefresh
+	// stop ends the plugin's goroutine; done is closed when it has returned.
+	stop context.CancelFunc
+	done chan struct{}
 }
 
 var (
@@ -42,7 +50,9 @@ var (
 )
 
 // New initializes the plugin from its CustomScorePluginArgs. Invalid args
-// fail scheduler start-up with the field named.
+// fail scheduler start-up with the field named. It starts one goroutine,
+// ended by Close or by the end of ctx: the breaker's prober in PerCycle
+// mode, the refresh loop in Background mode.
 func New(ctx context.Context, obj runtime.Object, _ fwk.Handle) (fwk.Plugin, error) {
 	cfg, err := newConfig(obj)
 	if err != nil {
@@ -50,26 +60,41 @@ func New(ctx context.Context, obj runtime.Object, _ fwk.Handle) (fwk.Plugin, err
 	}
 	registerMetrics()
 	logger := klog.FromContext(ctx).WithValues("plugin", Name)
+	client := newSimulateClient(cfg)
 	pl := &CustomScore{
-		client:   newSimulateClient(cfg),
+		client:   client,
 		attempts: cfg.retries + 1,
+		timeout:  cfg.timeout,
+		done:     make(chan struct{}),
 	}
-	pl.breaker = newBreaker(cfg.breakerThreshold, cfg.breakerCooldown, func(from, to breakerState, failures int) {
-		BreakerState.Set(float64(to))
-		switch to {
-		case breakerOpen:
-			logger.Info("Simulator circuit breaker opened: nodes score 0 without calling the simulator until the cool-down ends",
-				"url", cfg.simulateURL, "failedCycles", failures, "coolDown", cfg.breakerCooldown, "from", from.String())
-		case breakerHalfOpen:
-			logger.Info("Simulator circuit breaker half-open: probing the simulator", "url", cfg.simulateURL)
-		case breakerClosed:
-			logger.Info("Simulator circuit breaker closed: simulator answers again", "url", cfg.simulateURL)
-		}
-	})
+	ctx, pl.stop = context.WithCancel(klog.NewContext(ctx, logger))
 	BreakerState.Set(float64(breakerClosed))
-	logger.V(1).Info("Plugin configured", "url", cfg.simulateURL, "timeout", cfg.timeout, "retries", cfg.retries,
-		"retryDelay", cfg.retryDelay, "maxBodyBytes", cfg.maxBodyBytes,
-		"breakerFailureThreshold", cfg.breakerThreshold, "breakerCooldown", cfg.breakerCooldown)
+	switch cfg.mode {
+	case RefreshBackground:
+		pl.background = &backgroundRefresh{
+			poller: newPoller(client, cfg.timeout, cfg.refreshInterval, cfg.refreshInterval),
+			maxAge: cfg.maxAge,
+			now:    time.Now,
+		}
+		go func() { defer close(pl.done); pl.background.run(ctx) }()
+	default:
+		pl.breaker = newBreaker(cfg.breakerThreshold, func(from, to breakerState, failures int) {
+			BreakerState.Set(float64(to))
+			switch {
+			case to == breakerOpen && from == breakerClosed:
+				logger.Info("Simulator circuit breaker opened: nodes score 0 without calling the simulator, which is probed in the background",
+					"url", cfg.simulateURL, "failedCycles", failures, "maxProbePause", cfg.breakerCooldown)
+			case to == breakerClosed:
+				logger.Info("Simulator circuit breaker closed: simulator answers again", "url", cfg.simulateURL)
+			}
+		})
+		prober := newPoller(client, cfg.timeout, 0, cfg.breakerCooldown)
+		go func() { defer close(pl.done); probeWhileOpen(ctx, pl.breaker, prober) }()
+	}
+	logger.V(1).Info("Plugin configured", "url", cfg.simulateURL, "refreshMode", cfg.mode, "timeout", cfg.timeout,
+		"retries", cfg.retries, "retryDelay", cfg.retryDelay, "maxBodyBytes", cfg.maxBodyBytes,
+		"breakerFailureThreshold", cfg.breakerThreshold, "breakerCooldown", cfg.breakerCooldown,
+		"refreshInterval", cfg.refreshInterval, "maxSimulationAge", cfg.maxAge)
 	return pl, nil
 }
 
@@ -84,33 +109,48 @@ type simulationState struct {
 
 func (s *simulationState) Clone() fwk.StateData { return s }
 
-// PreScore fetches this cycle's simulation. It never fails the pod: when the
-// simulator cannot be reached, or the breaker is open, every node scores 0.
+// PreScore gets this cycle's simulation. It never fails the pod: without a
+// simulation every node scores 0. In PerCycle mode it asks the simulator,
+// unless the breaker is open; in Background mode it takes the newest
+// simulation and never waits.
 func (pl *CustomScore) PreScore(ctx context.Context, cycleState fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) *fwk.Status {
 	logger := klog.FromContext(ctx)
 	// The state is written fresh every cycle: nothing from an earlier cycle survives.
 	state := &simulationState{}
 	cycleState.Write(stateKey, state)
 
-	allowed, probe := pl.breaker.allow()
-	if !allowed {
-		FallbacksTotal.WithLabelValues(fallbackBreakerOpen).Inc()
-		logger.V(4).Info("Simulator skipped while the circuit breaker is open; every node scores 0", "pod", klog.KObj(pod))
-		return nil
+	var sim *simulation
+	if pl.background != nil {
+		var age time.Duration
+		sim, age = pl.background.newest()
+		if sim == nil {
+			FallbacksTotal.WithLabelValues(fallbackStale).Inc()
+			logger.V(2).Info("No simulation younger than maxSimulationAge; every node scores 0", "pod", klog.KObj(pod), "age", age, "noneYet", age < 0)
+			return nil
+		}
+	} else {
+		if !pl.breaker.allow() {
+			FallbacksTotal.WithLabelValues(fallbackBreakerOpen).Inc()
+			logger.V(4).Info("Simulator skipped while the circuit breaker is open; every node scores 0", "pod", klog.KObj(pod))
+			return nil
+		}
+		start := time.Now()
+		fetched, made, result, err := pl.client.fetch(ctx, pl.attempts, pl.timeout)
+		CallDuration.WithLabelValues(result).Observe(time.Since(start).Seconds())
+		if err != nil {
+			outcome := cycleFailedFast
+			if result == resultTimeout {
+				outcome = cycleTimedOut
+			}
+			pl.breaker.record(outcome)
+			FallbacksTotal.WithLabelValues(fallbackFailed).Inc()
+			logger.Info("Simulator unavailable; every node scores 0 for this pod", "pod", klog.KObj(pod), "attempts", made, "err", err)
+			return nil
+		}
+		pl.breaker.record(cycleSucceeded)
+		sim = fetched
 	}
-	attempts := pl.attempts
-	if probe {
-		attempts = 1
-	}
-	start := time.Now()
-	sim, made, result, err := pl.client.fetch(ctx, attempts)
-	CallDuration.WithLabelValues(result).Observe(time.Since(start).Seconds())
-	pl.breaker.record(err == nil)
-	if err != nil {
-		FallbacksTotal.WithLabelValues(fallbackFailed).Inc()
-		logger.Info("Simulator unavailable; every node scores 0 for this pod", "pod", klog.KObj(pod), "attempts", made, "err", err)
-		return nil
-	}
+	ScoredCyclesTotal.Inc()
 	state.scores = sim.scores
 	if len(sim.invalid) > 0 {
 		logger.V(1).Info("Simulator sent nodes without a finite score; they score 0",
@@ -137,9 +177,14 @@ func (pl *CustomScore) Score(_ context.Context, cycleState fwk.CycleState, _ *v1
 	return s.scores[nodeInfo.Node().Name], nil
 }
 
-// Close releases the simulator connections when the scheduler stops its
-// framework (a profile reload, a shutdown, a test's scheduler).
+// Close stops the plugin's goroutine and releases the simulator
+// connections when the scheduler stops its framework (a profile reload, a
+// shutdown, a test's scheduler).
 func (pl *CustomScore) Close() error {
+	if pl.stop != nil {
+		pl.stop()
+		<-pl.done
+	}
 	pl.client.close()
 	return nil
 }

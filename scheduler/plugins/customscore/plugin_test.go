@@ -6,6 +6,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -32,7 +33,13 @@ func nodeInfos(names ...string) []fwk.NodeInfo {
 func newTestPlugin(t *testing.T, url, extraArgs string) *CustomScore {
 	t.Helper()
 	_, ctx := ktesting.NewTestContext(t)
-	args := fmt.Sprintf("simulatorURL: %s\ntimeout: 1s\nretryDelay: 1ms\n%s", url, extraArgs)
+	args := fmt.Sprintf("simulatorURL: %s\n%s", url, extraArgs)
+	// Test defaults, unless extraArgs sets them.
+	for _, d := range []string{"timeout: 1s", "retryDelay: 1ms"} {
+		if !strings.Contains(extraArgs, strings.Split(d, ":")[0]+":") {
+			args += "\n" + d
+		}
+	}
 	pl, err := New(ctx, &runtime.Unknown{Raw: []byte(args), ContentType: runtime.ContentTypeYAML}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -137,44 +144,6 @@ func TestFallbackScoresEveryNodeZero(t *testing.T) {
 	after, _ := testutil.GetCounterMetricValue(FallbacksTotal.WithLabelValues(fallbackFailed))
 	if after-before != 1 {
 		t.Errorf("fallbacks grew by %v, want 1", after-before)
-	}
-}
-
-func TestBreakerThroughThePlugin(t *testing.T) {
-	var body atomic.Value
-	var status atomic.Int32
-	body.Store(`{"results":{"n1":{"score":0.9},"n2":{"score":0.1}}}`)
-	status.Store(http.StatusInternalServerError)
-	srv, calls := simulator(t, &body, &status)
-	pl := newTestPlugin(t, srv.URL, "retries: 0\nbreakerFailureThreshold: 2\nbreakerCooldown: 1h")
-	clock := &fakeClock{}
-	pl.breaker.now = clock.now
-	nodes := nodeInfos("n1", "n2")
-
-	scoreCycle(t, pl, nodes)
-	scoreCycle(t, pl, nodes)
-	if g, _ := testutil.GetGaugeMetricValue(BreakerState); g != float64(breakerOpen) {
-		t.Fatalf("breaker_state = %v after 2 failed cycles, want %d (open)", g, breakerOpen)
-	}
-	before, _ := testutil.GetCounterMetricValue(FallbacksTotal.WithLabelValues(fallbackBreakerOpen))
-	status.Store(0)
-	if raw, _ := scoreCycle(t, pl, nodes); raw["n1"] != 0 {
-		t.Errorf("open breaker still used the simulator: %v", raw)
-	}
-	if calls.Load() != 2 {
-		t.Errorf("%d calls, want 2: the open breaker must skip the simulator", calls.Load())
-	}
-	after, _ := testutil.GetCounterMetricValue(FallbacksTotal.WithLabelValues(fallbackBreakerOpen))
-	if after-before != 1 {
-		t.Errorf("breaker_open fallbacks grew by %v, want 1", after-before)
-	}
-
-	clock.step(2 * 3600e9)
-	if raw, _ := scoreCycle(t, pl, nodes); raw["n1"] != 900 {
-		t.Errorf("probe after cool-down should use the simulator: %v", raw)
-	}
-	if g, _ := testutil.GetGaugeMetricValue(BreakerState); g != float64(breakerClosed) {
-		t.Errorf("breaker_state = %v after a good probe, want 0 (closed)", g)
 	}
 }
 

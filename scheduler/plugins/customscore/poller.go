@@ -1,0 +1,137 @@
+package customscore
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+)
+
+// Pauses between requests after a failure: 200ms, 400ms, 800ms, ... up to
+// the poller's cap, with jitter.
+const (
+	firstRetryPause = 200 * time.Millisecond
+	retryFactor     = 2.0
+	retryJitter     = 0.2
+)
+
+// poller asks the simulator outside the scheduling cycle: the prober of an
+// open breaker, and the loop of the background-refresh mode.
+//
+// A request starts when the schedule says, not when the previous one ends:
+// a request stuck on a hung simulator never holds up the next, so the first
+// answer after an outage is seen within one pause however long a request
+// may wait. At most maxInFlight requests are out at once; past that the
+// oldest is abandoned.
+type poller struct {
+	client  *simulateClient
+	timeout time.Duration
+	// okPause is the pause after a good answer (background mode's refresh interval).
+	okPause time.Duration
+	// maxPause caps the pauses after failures.
+	maxPause    time.Duration
+	maxInFlight int
+}
+
+func newPoller(client *simulateClient, timeout, okPause, maxPause time.Duration) *poller {
+	// Enough requests to cover one timeout at the shortest steady pause, so
+	// the limit only bites on a simulator that hangs every request.
+	steady := maxPause
+	if okPause > 0 {
+		steady = min(steady, okPause)
+	}
+	n := int(timeout/max(steady, time.Millisecond)) + 3
+	return &poller{client: client, timeout: timeout, okPause: okPause, maxPause: maxPause, maxInFlight: min(n, 16)}
+}
+
+// pollResult is one request's outcome; seq orders requests by their start.
+type pollResult struct {
+	seq uint64
+	sim *simulation
+	err error
+}
+
+// run polls until ctx ends or handle returns true. handle sees every
+// result, in the order they arrive (a late answer may come after a newer
+// one: compare seq). inFlight, when set, is told each change in the number
+// of requests out. Requests still out when run returns are cancelled and
+// waited for.
+func (p *poller) run(ctx context.Context, handle func(pollResult) (stop bool), inFlight func(n int)) {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+
+	// One slot more than the limit: the oldest request is abandoned to make
+	// room, and its answer may still be on its way.
+	results := make(chan pollResult, p.maxInFlight+1)
+	backoff := p.newBackoff()
+	var seq uint64
+	var out []request // oldest first
+	lastOK := false
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-timer.C:
+			if len(out) >= p.maxInFlight {
+				// Full of requests that may never answer: abandon the oldest
+				// rather than wait for its timeout.
+				out[0].cancel()
+				out = out[1:]
+			}
+			seq++
+			reqCtx, cancelReq := context.WithCancel(ctx)
+			out = append(out, request{seq: seq, cancel: cancelReq})
+			if inFlight != nil {
+				inFlight(len(out))
+			}
+			wg.Add(1)
+			go func(seq uint64) {
+				defer wg.Done()
+				defer cancelReq()
+				sim, _, _, err := p.client.fetch(reqCtx, 1, p.timeout)
+				results <- pollResult{seq: seq, sim: sim, err: err}
+			}(seq)
+			// Until an answer comes, the next request starts after this
+			// pause: the one just started may never answer.
+			if lastOK {
+				timer.Reset(p.okPause)
+			} else {
+				timer.Reset(backoff.Step())
+			}
+		case r := <-results:
+			if i := slices.IndexFunc(out, func(q request) bool { return q.seq == r.seq }); i >= 0 {
+				out = slices.Delete(out, i, i+1)
+			} else {
+				continue // abandoned: its answer, if any, is too old to matter
+			}
+			if inFlight != nil {
+				inFlight(len(out))
+			}
+			if handle(r) {
+				return
+			}
+			if r.err == nil {
+				lastOK = true
+				backoff = p.newBackoff()
+				timer.Reset(p.okPause)
+			} else {
+				lastOK = false
+			}
+		}
+	}
+}
+
+type request struct {
+	seq    uint64
+	cancel context.CancelFunc
+}
+
+func (p *poller) newBackoff() wait.Backoff {
+	return wait.Backoff{Duration: min(firstRetryPause, p.maxPause), Factor: retryFactor, Jitter: retryJitter, Steps: 64, Cap: p.maxPause}
+}

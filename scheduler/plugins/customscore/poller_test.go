@@ -1,0 +1,161 @@
+package customscore
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+)
+
+// hangingServer holds every request until the client gives up, except
+// those for which answer returns true, which get goodBody. It tracks how
+// many requests it holds.
+type hangingServer struct {
+	answer func(n int32) bool
+	n      atomic.Int32
+
+	mu         sync.Mutex
+	held, peak int
+	heldAtGood int
+}
+
+func (s *hangingServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	n := s.n.Add(1)
+	s.mu.Lock()
+	if s.answer != nil && s.answer(n) {
+		s.heldAtGood = s.held
+		s.mu.Unlock()
+		_, _ = w.Write([]byte(goodBody))
+		return
+	}
+	s.held++
+	s.peak = max(s.peak, s.held)
+	s.mu.Unlock()
+	<-r.Context().Done()
+	s.mu.Lock()
+	s.held--
+	s.mu.Unlock()
+}
+
+func (s *hangingServer) stats() (held, peak, heldAtGood int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.held, s.peak, s.heldAtGood
+}
+
+func startHanging(t *testing.T, s *hangingServer) string {
+	t.Helper()
+	srv, _ := countingServer(t, func(_ int32, w http.ResponseWriter, r *http.Request) { s.ServeHTTP(w, r) })
+	return srv.URL
+}
+
+// A request stuck on a hung simulator must not hold up the next one: the
+// answer to a later request arrives while the first is still held.
+func TestPollerOverlapsStuckRequests(t *testing.T) {
+	s := &hangingServer{answer: func(n int32) bool { return n >= 3 }}
+	url := startHanging(t, s)
+	p := newPoller(testClient(url, nil), time.Minute, 0, 20*time.Millisecond)
+	var results []pollResult
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	p.run(ctx, func(r pollResult) bool {
+		results = append(results, r)
+		return r.err == nil
+	}, nil)
+	if len(results) != 1 || results[0].err != nil {
+		t.Fatalf("results %+v, want one good answer", results)
+	}
+	if results[0].seq != 3 {
+		t.Errorf("good answer from request %d, want 3", results[0].seq)
+	}
+	if _, _, heldAtGood := s.stats(); heldAtGood != 2 {
+		t.Errorf("%d requests held when the good one came, want 2: requests must overlap", heldAtGood)
+	}
+	// run cancels the requests still out when it returns; the server sees
+	// each client go away.
+	err := wait.PollUntilContextTimeout(context.Background(), 5*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		held, _, _ := s.stats()
+		return held == 0, nil
+	})
+	if err != nil {
+		held, _, _ := s.stats()
+		t.Errorf("%d requests still held after run returned", held)
+	}
+}
+
+func TestPollerBoundsRequestsInFlight(t *testing.T) {
+	s := &hangingServer{}
+	url := startHanging(t, s)
+	p := newPoller(testClient(url, nil), time.Minute, 0, 10*time.Millisecond)
+	if p.maxInFlight != 16 {
+		t.Fatalf("maxInFlight = %d for a 1m timeout and 10ms pauses, want the cap 16", p.maxInFlight)
+	}
+	var peakSeen atomic.Int32
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		// Stop once the poller has gone past its limit.
+		for s.n.Load() < int32(p.maxInFlight)+5 {
+			time.Sleep(5 * time.Millisecond)
+		}
+		time.Sleep(100 * time.Millisecond)
+		cancel()
+	}()
+	p.run(ctx, func(pollResult) bool { return false }, func(n int) {
+		if int32(n) > peakSeen.Load() {
+			peakSeen.Store(int32(n))
+		}
+	})
+	// The oldest is abandoned to make room: the server may briefly see it
+	// beside the new one.
+	if _, peak, _ := s.stats(); peak > p.maxInFlight+1 {
+		t.Errorf("peak held %d, want at most %d", peak, p.maxInFlight+1)
+	}
+	if int(peakSeen.Load()) != p.maxInFlight {
+		t.Errorf("peak reported in flight %d, want %d", peakSeen.Load(), p.maxInFlight)
+	}
+	if n := s.n.Load(); n <= int32(p.maxInFlight) {
+		t.Errorf("%d requests made: at the limit, new ones must replace the oldest", n)
+	}
+}
+
+func TestPollerRetriesAfterFailures(t *testing.T) {
+	srv, calls := countingServer(t, func(i int32, w http.ResponseWriter, _ *http.Request) {
+		if i < 4 {
+			http.Error(w, "down", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte(goodBody))
+	})
+	p := newPoller(testClient(srv.URL, nil), time.Second, 0, 5*time.Millisecond)
+	var failures int
+	p.run(context.Background(), func(r pollResult) bool {
+		if r.err != nil {
+			failures++
+		}
+		return r.err == nil
+	}, nil)
+	if failures != 3 || calls.Load() != 4 {
+		t.Errorf("%d failures in %d calls, want 3 in 4", failures, calls.Load())
+	}
+}
+
+func TestPollerInFlightLimit(t *testing.T) {
+	for _, tt := range []struct {
+		timeout, okPause, maxPause time.Duration
+		want                       int
+	}{
+		{5 * time.Second, 0, time.Second, 8},
+		{5 * time.Second, time.Second, time.Second, 8},
+		{5 * time.Second, 500 * time.Millisecond, time.Second, 13},
+		{100 * time.Millisecond, time.Second, time.Second, 3},
+		{time.Minute, 0, time.Millisecond, 16},
+	} {
+		if got := newPoller(nil, tt.timeout, tt.okPause, tt.maxPause).maxInFlight; got != tt.want {
+			t.Errorf("timeout %s, pauses %s/%s: maxInFlight %d, want %d", tt.timeout, tt.okPause, tt.maxPause, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,192 @@
+package customscore
+
+import (
+	"context"
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/component-base/metrics/testutil"
+)
+
+// switchableServer answers goodBody, 503 or never, as mode says.
+type switchableServer struct {
+	mode  atomic.Int32 // 0 good, 1 503, 2 hang
+	calls atomic.Int32
+}
+
+const (
+	serveGood int32 = iota
+	serveError
+	serveHang
+)
+
+func (s *switchableServer) start(t *testing.T) string {
+	t.Helper()
+	srv, _ := countingServer(t, func(_ int32, w http.ResponseWriter, r *http.Request) {
+		s.calls.Add(1)
+		switch s.mode.Load() {
+		case serveError:
+			http.Error(w, "down", http.StatusServiceUnavailable)
+		case serveHang:
+			<-r.Context().Done()
+		default:
+			_, _ = w.Write([]byte(goodBody))
+		}
+	})
+	return srv.URL
+}
+
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(context.Background(), 5*time.Millisecond, 20*time.Second, true,
+		func(context.Context) (bool, error) { return cond(), nil })
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+func gauge(t *testing.T) float64 {
+	t.Helper()
+	g, err := testutil.GetGaugeMetricValue(BreakerState)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+func fallbacks(t *testing.T, reason string) float64 {
+	t.Helper()
+	v, err := testutil.GetCounterMetricValue(FallbacksTotal.WithLabelValues(reason))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// A hanging simulator costs one cycle's retry budget, then cycles skip it
+// while the prober waits for it off the cycle and closes the breaker.
+func TestHangingSimulatorCostsOneCycle(t *testing.T) {
+	s := &switchableServer{}
+	s.mode.Store(serveHang)
+	pl := newTestPlugin(t, s.start(t), "timeout: 50ms\nbreakerFailureThreshold: 3\nbreakerCooldown: 20ms")
+	t.Cleanup(func() { _ = pl.Close() })
+	nodes := nodeInfos("n1", "n2")
+	failed, skipped := fallbacks(t, fallbackFailed), fallbacks(t, fallbackBreakerOpen)
+
+	// The first cycle waits for its 3 attempts to time out; the breaker
+	// opens at once, under its threshold of 3.
+	scoreCycle(t, pl, nodes)
+	if g := gauge(t); g == float64(breakerClosed) {
+		t.Fatal("breaker still closed after a timed-out cycle")
+	}
+	for range 5 {
+		if raw, _ := scoreCycle(t, pl, nodes); raw["n1"] != 0 {
+			t.Fatalf("open breaker scored from the simulator: %v", raw)
+		}
+	}
+	if d := fallbacks(t, fallbackFailed) - failed; d != 1 {
+		t.Errorf("simulator_failed grew by %v, want 1: only the first cycle may wait", d)
+	}
+	if d := fallbacks(t, fallbackBreakerOpen) - skipped; d != 5 {
+		t.Errorf("breaker_open grew by %v, want 5", d)
+	}
+
+	// The prober, not a cycle, sees the simulator answer again.
+	before := s.calls.Load()
+	eventually(t, "the prober keeps asking", func() bool { return s.calls.Load() > before+2 })
+	s.mode.Store(serveGood)
+	eventually(t, "the breaker closes", func() bool { return gauge(t) == float64(breakerClosed) })
+	if raw, _ := scoreCycle(t, pl, nodes); raw["n1"] != 900 {
+		t.Errorf("after recovery raw scores %v, want n1 900", raw)
+	}
+}
+
+// Fast failures open the breaker only after the threshold.
+func TestFastFailuresOpenAtThreshold(t *testing.T) {
+	s := &switchableServer{}
+	s.mode.Store(serveError)
+	pl := newTestPlugin(t, s.start(t), "retries: 0\nbreakerFailureThreshold: 2\nbreakerCooldown: 1h")
+	t.Cleanup(func() { _ = pl.Close() })
+	nodes := nodeInfos("n1", "n2")
+	scoreCycle(t, pl, nodes)
+	if g := gauge(t); g != float64(breakerClosed) {
+		t.Fatalf("breaker_state %v after 1 fast failure, want closed", g)
+	}
+	scoreCycle(t, pl, nodes)
+	if g := gauge(t); g == float64(breakerClosed) {
+		t.Fatal("breaker still closed after 2 fast failures")
+	}
+}
+
+func TestBackgroundModeNeverWaits(t *testing.T) {
+	s := &switchableServer{}
+	pl := newTestPlugin(t, s.start(t), "timeout: 10s\nrefreshMode: Background\nrefreshInterval: 10ms\nmaxSimulationAge: 300ms")
+	t.Cleanup(func() { _ = pl.Close() })
+	nodes := nodeInfos("n1", "n2")
+	eventually(t, "the first simulation", func() bool {
+		raw, _ := scoreCycle(t, pl, nodes)
+		return raw["n1"] == 900
+	})
+	calls := s.calls.Load()
+	scoreCycle(t, pl, nodes)
+	scoreCycle(t, pl, nodes)
+	eventually(t, "the loop refreshes on its own", func() bool { return s.calls.Load() > calls+2 })
+
+	// The simulator hangs: cycles go on with the last simulation, never
+	// asking; once it is older than maxSimulationAge nodes score 0.
+	s.mode.Store(serveHang)
+	stale := fallbacks(t, fallbackStale)
+	eventually(t, "the simulation goes stale", func() bool {
+		raw, _ := scoreCycle(t, pl, nodes)
+		return raw["n1"] == 0
+	})
+	if fallbacks(t, fallbackStale) <= stale {
+		t.Error("stale fallbacks did not grow")
+	}
+	// Back: a request stuck on the hang (timeout 10s) does not delay it.
+	s.mode.Store(serveGood)
+	eventually(t, "ranking resumes", func() bool {
+		raw, _ := scoreCycle(t, pl, nodes)
+		return raw["n1"] == 900
+	})
+}
+
+func TestBackgroundKeepsTheNewestAnswer(t *testing.T) {
+	now := time.Unix(1000, 0)
+	r := &backgroundRefresh{maxAge: time.Second, now: func() time.Time { return now }}
+	if sim, age := r.newest(); sim != nil || age != -1 {
+		t.Fatalf("newest() before any answer = %v, %v", sim, age)
+	}
+	older, newer := &simulation{}, &simulation{}
+	r.take(pollResult{seq: 2, sim: newer})
+	r.take(pollResult{seq: 1, sim: older}) // late answer to an earlier request
+	r.take(pollResult{seq: 3, err: context.DeadlineExceeded})
+	now = now.Add(time.Second)
+	if sim, age := r.newest(); sim != newer || age != time.Second {
+		t.Errorf("newest() = %p, %v; want the answer to request 2 (%p), 1s", sim, age, newer)
+	}
+	now = now.Add(time.Millisecond)
+	if sim, age := r.newest(); sim != nil || age != time.Second+time.Millisecond {
+		t.Errorf("newest() past maxAge = %p, %v; want none, 1.001s", sim, age)
+	}
+}
+
+func TestCloseStopsThePluginGoroutine(t *testing.T) {
+	for _, mode := range []string{"PerCycle", "Background"} {
+		t.Run(mode, func(t *testing.T) {
+			s := &switchableServer{}
+			s.mode.Store(serveHang)
+			pl := newTestPlugin(t, s.start(t), "timeout: 10s\nrefreshMode: "+mode)
+			done := make(chan struct{})
+			go func() { _ = pl.Close(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				t.Fatal("Close did not return")
+			}
+		})
+	}
+}
