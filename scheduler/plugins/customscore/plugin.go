@@ -21,6 +21,9 @@ import (
 // Name is the name of the plugin used in the plugin registry and configurations.
 const Name = "CustomScorePlugin"
 
+// skip is PreScore's answer when there is nothing to score with.
+var skip = fwk.NewStatus(fwk.Skip)
+
 // stateKey is where PreScore leaves the cycle's simulation for Score.
 const stateKey fwk.StateKey = Name + "/simulation"
 
@@ -110,7 +113,9 @@ type simulationState struct {
 func (s *simulationState) Clone() fwk.StateData { return s }
 
 // PreScore gets this cycle's simulation. It never fails the pod: without a
-// simulation every node scores 0. In PerCycle mode it asks the simulator,
+// simulation, or when the simulation scores no candidate, it returns Skip,
+// so Score and NormalizeScore do not run and the plugin adds the same (0)
+// to every node, leaving the choice to the other plugins. In PerCycle mode it asks the simulator,
 // unless the breaker is open; in Background mode it takes the newest
 // simulation and never waits.
 func (pl *CustomScore) PreScore(ctx context.Context, cycleState fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) *fwk.Status {
@@ -125,14 +130,14 @@ func (pl *CustomScore) PreScore(ctx context.Context, cycleState fwk.CycleState, 
 		sim, age = pl.background.newest()
 		if sim == nil {
 			FallbacksTotal.WithLabelValues(fallbackStale).Inc()
-			logger.V(2).Info("No simulation younger than maxSimulationAge; every node scores 0", "pod", klog.KObj(pod), "age", age, "noneYet", age < 0)
-			return nil
+			logger.V(2).Info("No simulation younger than maxSimulationAge; scoring skipped", "pod", klog.KObj(pod), "age", age, "noneYet", age < 0)
+			return skip
 		}
 	} else {
 		if !pl.breaker.allow() {
 			FallbacksTotal.WithLabelValues(fallbackBreakerOpen).Inc()
-			logger.V(4).Info("Simulator skipped while the circuit breaker is open; every node scores 0", "pod", klog.KObj(pod))
-			return nil
+			logger.V(4).Info("Simulator skipped while the circuit breaker is open; scoring skipped", "pod", klog.KObj(pod))
+			return skip
 		}
 		start := time.Now()
 		fetched, made, result, err := pl.client.fetch(ctx, pl.attempts, pl.timeout)
@@ -144,8 +149,8 @@ func (pl *CustomScore) PreScore(ctx context.Context, cycleState fwk.CycleState, 
 			}
 			pl.breaker.record(outcome)
 			FallbacksTotal.WithLabelValues(fallbackFailed).Inc()
-			logger.Info("Simulator unavailable; every node scores 0 for this pod", "pod", klog.KObj(pod), "attempts", made, "err", err)
-			return nil
+			logger.Info("Simulator unavailable; scoring skipped for this pod", "pod", klog.KObj(pod), "attempts", made, "err", err)
+			return skip
 		}
 		pl.breaker.record(cycleSucceeded)
 		sim = fetched
@@ -156,9 +161,10 @@ func (pl *CustomScore) PreScore(ctx context.Context, cycleState fwk.CycleState, 
 		logger.V(1).Info("Simulator sent nodes without a finite score; they score 0",
 			"pod", klog.KObj(pod), "count", len(sim.invalid), "nodes", firstN(sim.invalid, maxLoggedNodes))
 	}
-	if logger.V(1).Enabled() && len(nodes) > 0 && !scoresAny(sim.scores, nodes) {
-		logger.V(1).Info("Simulator had a score for none of the candidate nodes; every node scores 0",
+	if !scoresAny(sim.scores, nodes) {
+		logger.V(1).Info("Simulator had a score for none of the candidate nodes; scoring skipped",
 			"pod", klog.KObj(pod), "candidates", len(nodes), "results", len(sim.scores))
+		return skip
 	}
 	return nil
 }
@@ -232,8 +238,8 @@ func (pl *CustomScore) SignPod(_ context.Context, _ *v1.Pod) ([]fwk.SignFragment
 }
 
 // scoresAny reports whether the simulator scored at least one candidate. It
-// stops at the first hit: at the --v=1 of a deployment it runs every cycle,
-// and a full count would double Score's map lookups.
+// runs every cycle, so it stops at the first hit: a full count would double
+// Score's map lookups.
 func scoresAny(scores map[string]int64, nodes []fwk.NodeInfo) bool {
 	for _, n := range nodes {
 		if _, ok := scores[n.Node().Name]; ok {

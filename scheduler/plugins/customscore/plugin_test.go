@@ -54,10 +54,17 @@ func scoreCycle(t *testing.T, pl *CustomScore, nodes []fwk.NodeInfo) (raw, norma
 	_, ctx := ktesting.NewTestContext(t)
 	state := framework.NewCycleState()
 	pod := st.MakePod().Name("p").Obj()
-	if s := pl.PreScore(ctx, state, pod, nodes); !s.IsSuccess() {
+	raw, normalized = map[string]int64{}, map[string]int64{}
+	if s := pl.PreScore(ctx, state, pod, nodes); s.IsSkip() {
+		// The framework then runs neither Score nor NormalizeScore: the
+		// plugin adds 0 to every node.
+		for _, n := range nodes {
+			raw[n.Node().Name], normalized[n.Node().Name] = 0, 0
+		}
+		return raw, normalized
+	} else if !s.IsSuccess() {
 		t.Fatalf("PreScore: %v", s)
 	}
-	raw = map[string]int64{}
 	list := make(fwk.NodeScoreList, len(nodes))
 	for i, n := range nodes {
 		score, s := pl.Score(ctx, state, pod, n)
@@ -70,7 +77,6 @@ func scoreCycle(t *testing.T, pl *CustomScore, nodes []fwk.NodeInfo) (raw, norma
 	if s := pl.ScoreExtensions().NormalizeScore(ctx, state, pod, list); !s.IsSuccess() {
 		t.Fatalf("NormalizeScore: %v", s)
 	}
-	normalized = map[string]int64{}
 	for _, ns := range list {
 		normalized[ns.Name] = ns.Score
 	}
@@ -122,7 +128,7 @@ func TestScoringCycle(t *testing.T) {
 	}
 }
 
-func TestFallbackScoresEveryNodeZero(t *testing.T) {
+func TestFallbackSkipsScoring(t *testing.T) {
 	var body atomic.Value
 	var status atomic.Int32
 	body.Store(`{"results":{"n1":{"score":0.9}}}`)
@@ -131,12 +137,9 @@ func TestFallbackScoresEveryNodeZero(t *testing.T) {
 	pl := newTestPlugin(t, srv.URL, "breakerFailureThreshold: 100")
 	before, _ := testutil.GetCounterMetricValue(FallbacksTotal.WithLabelValues(fallbackFailed))
 
-	raw, norm := scoreCycle(t, pl, nodeInfos("n1", "n2"))
-	if diff := cmp.Diff(map[string]int64{"n1": 0, "n2": 0}, raw); diff != "" {
-		t.Errorf("raw (-want,+got):\n%s", diff)
-	}
-	if diff := cmp.Diff(map[string]int64{"n1": 100, "n2": 100}, norm); diff != "" {
-		t.Errorf("normalized (-want,+got):\n%s", diff)
+	_, ctx := ktesting.NewTestContext(t)
+	if s := pl.PreScore(ctx, framework.NewCycleState(), st.MakePod().Name("p").Obj(), nodeInfos("n1", "n2")); !s.IsSkip() {
+		t.Errorf("PreScore = %v, want Skip: no node has a score", s)
 	}
 	if calls.Load() != 3 {
 		t.Errorf("%d attempts, want 3 (the call and 2 retries)", calls.Load())
@@ -226,5 +229,22 @@ func TestScoresAny(t *testing.T) {
 				t.Errorf("scoresAny = %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+func TestPreScoreSkipsWhenNoCandidateIsScored(t *testing.T) {
+	var body atomic.Value
+	var status atomic.Int32
+	body.Store(`{"results":{"elsewhere":{"score":0.9},"n2":{"score":"NaN"}}}`)
+	srv, _ := simulator(t, &body, &status)
+	pl := newTestPlugin(t, srv.URL, "")
+	t.Cleanup(func() { _ = pl.Close() })
+	_, ctx := ktesting.NewTestContext(t)
+	pod := st.MakePod().Name("p").Obj()
+	if s := pl.PreScore(ctx, framework.NewCycleState(), pod, nodeInfos("n1", "n2")); !s.IsSkip() {
+		t.Errorf("PreScore = %v, want Skip: the simulation scores no candidate", s)
+	}
+	if s := pl.PreScore(ctx, framework.NewCycleState(), pod, nodeInfos("n1", "elsewhere")); !s.IsSuccess() {
+		t.Errorf("PreScore = %v, want Success: one candidate is scored", s)
 	}
 }
