@@ -244,7 +244,9 @@ func (c *cluster) getSimulate(ctx context.Context) (simulate, error) {
 		return simulate{}, err
 	}
 	defer close(stop)
-	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/simulate", port))
+	// Bounded: a hanging simulator is one of the states tests ask about.
+	client := &http.Client{Timeout: 3 * time.Second}
+	resp, err := client.Get(fmt.Sprintf("http://127.0.0.1:%d/simulate", port))
 	if err != nil {
 		return simulate{}, err
 	}

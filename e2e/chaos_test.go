@@ -1,0 +1,284 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
+	"sigs.k8s.io/e2e-framework/pkg/envconf"
+	"sigs.k8s.io/e2e-framework/pkg/features"
+
+	"kns3.dev/kns3/test/pods"
+	"kns3.dev/kns3/tools/kindenv"
+)
+
+const (
+	// stallBound is what one outage may cost a pod: one scheduling cycle's
+	// retry budget with the seed's numbers (3 attempts × 5 s + 2 × 100 ms),
+	// plus 3 s for the cluster's own create-to-bind path.
+	stallBound = 15200*time.Millisecond + 3*time.Second
+	// recoveryBound: once the simulator answers again, new pods follow its
+	// ranking within this time (the breaker's prober asks at least every
+	// second; the rest is the port-forward and pod creation).
+	recoveryBound = 5 * time.Second
+	scoredCycles  = `kns3_simulator_scored_cycles_total`
+)
+
+// TestSimulatorChaos runs the deployed pod's simulator through a hang, a
+// recovery, half its requests failing, a crash and restart, and a second
+// recovery. Every pod must be bound, no outage may stall a pod longer than
+// one cycle's retry budget, and ranking must resume within seconds.
+func TestSimulatorChaos(t *testing.T) {
+	f := features.New("a sick simulator never stalls scheduling").
+		Assess("hang, errors, crash: every pod bound, bounded stalls, fast recovery",
+			func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+				c := newCluster(t, cfg, "kns3-e2e-chaos")
+				binds := c.watchBinds()
+				restarts := c.containerRestarts()
+				t.Cleanup(func() {
+					c.setScenario("chaos-done", scores(c.plain, 0.9), false)
+					c.awaitBreakerClosed()
+				})
+
+				// 1. Hang: accepts, never answers.
+				c.setScenarioDoc("source: chaos-hang\nnodes:\n"+scores(c.plain, 0.9)+"fault: {hang: true}\n", isHanging)
+				c.expectBoundWithin(binds, binds.create(c, "hang", 5), stallBound, "simulator hanging")
+
+				// 2. Healthy again, ranking the rigorous node first.
+				c.expectRecovery(binds, "recovered-1", scores(c.disabled, 0.95, c.rigorous, 0.9, c.plain, 0.1), c.rigorous, c.plain)
+
+				// 3. Half the requests fail at random.
+				before := c.schedulerMetrics()
+				c.setScenarioDoc("source: chaos-errors\nnodes:\n"+scores(c.plain, 0.9, c.rigorous, 0.1)+"fault: {error_rate: 0.5}\n",
+					servesSource("chaos-errors"))
+				c.expectBoundWithin(binds, binds.create(c, "errors", 12), stallBound, "simulator failing half its requests")
+				after := c.schedulerMetrics()
+				scored := after[scoredCycles] - before[scoredCycles]
+				fell := after[fallbacksFailed] + after[fallbacksOpen] - before[fallbacksFailed] - before[fallbacksOpen]
+				t.Logf("50%% errors: %.0f of %.0f cycles network-aware", scored, scored+fell)
+
+				// 4. The simulator exits; the kubelet restarts its container.
+				c.setScenarioText("source: chaos-exit\nnodes:\n" + scores(c.plain, 0.9, c.rigorous, 0.1) + "fault: {exit_code: 3}\n")
+				var crashPods []string
+				err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
+					crashPods = append(crashPods, binds.create(c, fmt.Sprintf("crash-%d", len(crashPods)), 1)...)
+					return c.containerRestarts()[kindenv.SimulatorContainer] > restarts[kindenv.SimulatorContainer], nil
+				})
+				if err != nil {
+					t.Fatalf("the simulator container was not restarted: %v", err)
+				}
+				// A few more while it comes back.
+				for i := 0; i < 6; i++ {
+					crashPods = append(crashPods, binds.create(c, fmt.Sprintf("crash-after-%d", i), 1)...)
+					time.Sleep(500 * time.Millisecond)
+				}
+				c.expectBoundWithin(binds, crashPods, stallBound, "simulator restarting")
+
+				// 5. Healthy again, ranking the plain node first.
+				c.expectRecovery(binds, "recovered-2", scores(c.disabled, 0.95, c.rigorous, 0.1, c.plain, 0.9), c.plain, c.rigorous)
+
+				if got := c.containerRestarts()[kindenv.SchedulerContainer]; got != restarts[kindenv.SchedulerContainer] {
+					t.Errorf("the scheduler container restarted %d time(s) during the test, want 0", got-restarts[kindenv.SchedulerContainer])
+				}
+				return ctx
+			}).
+		Feature()
+	testenv.Test(t, f)
+}
+
+// bindWatch records when each pod of the test's namespace was first seen bound.
+type bindWatch struct {
+	mu      sync.Mutex
+	created map[string]time.Time
+	bound   map[string]time.Time
+	node    map[string]string
+}
+
+func (c *cluster) watchBinds() *bindWatch {
+	c.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	c.t.Cleanup(cancel)
+	w, err := c.client.CoreV1().Pods(c.ns).Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		c.t.Fatalf("watching pods: %v", err)
+	}
+	b := &bindWatch{created: map[string]time.Time{}, bound: map[string]time.Time{}, node: map[string]string{}}
+	go func() {
+		for ev := range w.ResultChan() {
+			pod, ok := ev.Object.(*v1.Pod)
+			if !ok || ev.Type == watch.Deleted || pod.Spec.NodeName == "" {
+				continue
+			}
+			b.mu.Lock()
+			if _, seen := b.bound[pod.Name]; !seen {
+				b.bound[pod.Name], b.node[pod.Name] = time.Now(), pod.Spec.NodeName
+			}
+			b.mu.Unlock()
+		}
+	}()
+	return b
+}
+
+// create creates n pods at once, recording their creation times, and
+// returns their names.
+func (b *bindWatch) create(c *cluster, prefix string, n int, opts ...pods.Option) []string {
+	c.t.Helper()
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("%s-%d", prefix, i)
+		c.createPod(names[i], opts...)
+		b.mu.Lock()
+		b.created[names[i]] = time.Now()
+		b.mu.Unlock()
+	}
+	return names
+}
+
+// expectBoundWithin waits for every pod to be bound and fails if any took
+// longer than bound from its creation.
+func (c *cluster) expectBoundWithin(b *bindWatch, names []string, bound time.Duration, during string) {
+	c.t.Helper()
+	var worst time.Duration
+	var worstPod string
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 3*time.Minute, true, func(context.Context) (bool, error) {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		worst, worstPod = 0, ""
+		for _, name := range names {
+			at, ok := b.bound[name]
+			if !ok {
+				return false, nil
+			}
+			if d := at.Sub(b.created[name]); d > worst {
+				worst, worstPod = d, name
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		c.t.Fatalf("%s: not every one of %d pods was bound: %v", during, len(names), err)
+	}
+	c.t.Logf("%s: %d pods bound, longest create→bind %.1fs (%s)", during, len(names), worst.Seconds(), worstPod)
+	if worst > bound {
+		c.t.Errorf("%s: pod %s waited %.1fs from creation to binding, over the %.1fs one outage may cost",
+			during, worstPod, worst.Seconds(), bound.Seconds())
+	}
+}
+
+// expectRecovery serves a healthy scenario that ranks want first and
+// other (also eligible) last, and creates a pod every 500 ms until one
+// lands on want; that must happen within recoveryBound of the simulator
+// serving the scenario. The pods prefer other through node affinity, which
+// decides while every node scores the same (no simulation), and which the
+// network score outweighs once there is one: a pod on want proves the
+// ranking is back.
+func (c *cluster) expectRecovery(b *bindWatch, source, nodesYAML, want, other string) {
+	c.t.Helper()
+	c.setScenarioDoc("source: "+source+"\nnodes:\n"+nodesYAML, servesSource(source))
+	served := time.Now()
+	var names []string
+	for i := 0; ; i++ {
+		names = append(names, b.create(c, fmt.Sprintf("%s-%d", source, i), 1, preferNode(other))...)
+		time.Sleep(500 * time.Millisecond)
+		b.mu.Lock()
+		var first time.Time
+		for _, n := range names {
+			if at, ok := b.bound[n]; ok && b.node[n] == want && (first.IsZero() || at.Before(first)) {
+				first = at
+			}
+		}
+		b.mu.Unlock()
+		if !first.IsZero() {
+			took := first.Sub(served)
+			c.t.Logf("%s: ranking resumed %.1fs after the simulator answered (%d pod(s))", source, took.Seconds(), len(names))
+			if took > recoveryBound {
+				c.t.Errorf("%s: pods followed the simulator's ranking %.1fs after it answered again, want ≤ %s", source, took.Seconds(), recoveryBound)
+			}
+			break
+		}
+		if time.Since(served) > time.Minute {
+			c.t.Fatalf("%s: no pod followed the simulator's ranking to %s within a minute", source, want)
+		}
+	}
+	c.expectBoundWithin(b, names, stallBound, source)
+}
+
+// preferNode gives a pod a preferred node affinity for node: worth at most
+// 200 points (NodeAffinity's weight 2 × 100), against up to 1,000 from the
+// network score (weight 10 × 100).
+func preferNode(node string) pods.Option {
+	return func(p *v1.Pod) {
+		p.Spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{
+			PreferredDuringSchedulingIgnoredDuringExecution: []v1.PreferredSchedulingTerm{{
+				Weight: 100,
+				Preference: v1.NodeSelectorTerm{MatchExpressions: []v1.NodeSelectorRequirement{
+					{Key: v1.LabelHostname, Operator: v1.NodeSelectorOpIn, Values: []string{node}},
+				}},
+			}},
+		}}
+	}
+}
+
+// containerRestarts reads the scheduler pod's restart counts by container.
+func (c *cluster) containerRestarts() map[string]int32 {
+	c.t.Helper()
+	pod, err := kindenv.SchedulerPod(context.Background(), c.client)
+	if err != nil {
+		// During the simulator's restart the pod is not ready: read it by label.
+		pods, lerr := c.client.CoreV1().Pods(kindenv.Namespace).List(context.Background(), metav1.ListOptions{
+			LabelSelector: "app.kubernetes.io/name=" + kindenv.Deployment})
+		if lerr != nil || len(pods.Items) != 1 {
+			c.t.Fatalf("finding the scheduler pod: %v %v", err, lerr)
+		}
+		pod = &pods.Items[0]
+	}
+	out := map[string]int32{}
+	for _, s := range pod.Status.ContainerStatuses {
+		out[s.Name] = s.RestartCount
+	}
+	return out
+}
+
+// setScenarioText replaces the scenario without waiting for it to be served.
+func (c *cluster) setScenarioText(doc string) {
+	c.t.Helper()
+	if err := kindenv.SetScenario(context.Background(), c.client, doc); err != nil {
+		c.t.Fatalf("updating the scenario ConfigMap: %v", err)
+	}
+}
+
+// setScenarioDoc replaces the scenario and waits until the simulator's
+// answers satisfy served.
+func (c *cluster) setScenarioDoc(doc string, served func(simulate, error) bool) {
+	c.t.Helper()
+	c.setScenarioText(doc)
+	var lastErr error
+	var last simulate
+	err := wait.PollUntilContextTimeout(context.Background(), time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		last, lastErr = c.getSimulate(ctx)
+		return served(last, lastErr), nil
+	})
+	if err != nil {
+		c.t.Fatalf("the simulator did not take the new scenario: last answer %+v, %v: %v", last, lastErr, err)
+	}
+}
+
+func servesSource(source string) func(simulate, error) bool {
+	return func(s simulate, err error) bool { return err == nil && s.status == 200 && s.source == source }
+}
+
+// isHanging: the request was accepted and timed out unanswered.
+func isHanging(_ simulate, err error) bool {
+	var netErr net.Error
+	return errors.As(err, &netErr) && netErr.Timeout()
+}
