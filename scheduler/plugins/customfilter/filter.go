@@ -89,12 +89,29 @@ func (pl *CustomFilter) SignPod(_ context.Context, pod *v1.Pod) ([]fwk.SignFragm
 	return []fwk.SignFragment{{Key: qosSignerName, Value: pod.Annotations[AnnotationQoS]}}, nil
 }
 
-// EventsToRegister returns the node events that may turn a rejection into a fit:
-// a node added, or a node's labels changed.
+// EventsToRegister returns the events that may turn a rejection into a fit:
+// a node added, a node's labels changed, or the pod itself updated (its
+// rigorous annotation removed). An annotation change has no specific
+// ActionType, so the pod event is the general Update.
 func (pl *CustomFilter) EventsToRegister(_ context.Context) ([]fwk.ClusterEventWithHint, error) {
 	return []fwk.ClusterEventWithHint{
 		{Event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Add | fwk.UpdateNodeLabel}, QueueingHintFn: pl.isSchedulableAfterNodeChange},
+		{Event: fwk.ClusterEvent{Resource: fwk.TargetPod, ActionType: fwk.Update}, QueueingHintFn: pl.isSchedulableAfterPodChange},
 	}, nil
+}
+
+// isSchedulableAfterPodChange queues the pod when it no longer asks for a
+// rigorous node: only that annotation of the pod matters to this filter.
+func (pl *CustomFilter) isSchedulableAfterPodChange(logger klog.Logger, pod *v1.Pod, oldObj, newObj interface{}) (fwk.QueueingHint, error) {
+	oldPod, newPod, err := util.As[*v1.Pod](oldObj, newObj)
+	if err != nil {
+		return fwk.Queue, err
+	}
+	if wantsRigorous(oldPod) && !wantsRigorous(newPod) {
+		logger.V(5).Info("Pod no longer asks for a rigorous node, it may be schedulable", "plugin", Name, "pod", klog.KObj(newPod))
+		return fwk.Queue, nil
+	}
+	return fwk.QueueSkip, nil
 }
 
 // isSchedulableAfterNodeChange queues the pod only when the changed node now

@@ -103,9 +103,40 @@ func TestEventsToRegister(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(events) != 1 || events[0].Event.Resource != fwk.Node ||
-		events[0].Event.ActionType != fwk.Add|fwk.UpdateNodeLabel || events[0].QueueingHintFn == nil {
+	if len(events) != 2 || events[0].Event.Resource != fwk.Node ||
+		events[0].Event.ActionType != fwk.Add|fwk.UpdateNodeLabel || events[0].QueueingHintFn == nil ||
+		events[1].Event.Resource != fwk.TargetPod || events[1].Event.ActionType != fwk.Update || events[1].QueueingHintFn == nil {
 		t.Errorf("unexpected events: %+v", events)
+	}
+}
+
+func TestIsSchedulableAfterPodChange(t *testing.T) {
+	relabeled := withAnnotation(st.MakePod().Name("p").Obj(), AnnotationQoS, ValueRigorous)
+	relabeled.Labels = map[string]string{"app": "x"}
+	tests := []struct {
+		name     string
+		old, new interface{}
+		want     fwk.QueueingHint
+		wantErr  bool
+	}{
+		{"rigorous annotation removed", rigorousPod, plainPod, fwk.Queue, false},
+		{"rigorous annotation changed", rigorousPod, withAnnotation(st.MakePod().Name("p").Obj(), AnnotationQoS, "relaxed"), fwk.Queue, false},
+		{"rigorous pod, other change", rigorousPod, relabeled, fwk.QueueSkip, false},
+		{"rigorous annotation added", plainPod, rigorousPod, fwk.QueueSkip, false},
+		{"plain pod, other change", plainPod, plainPod, fwk.QueueSkip, false},
+		{"not a pod", rigorousPod, "a string", fwk.Queue, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			logger, _ := ktesting.NewTestContext(t)
+			got, err := (&CustomFilter{}).isSchedulableAfterPodChange(logger, rigorousPod, tt.old, tt.new)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v, wantErr %v", err, tt.wantErr)
+			}
+			if got != tt.want {
+				t.Errorf("hint = %v, want %v", got, tt.want)
+			}
+		})
 	}
 }
 
