@@ -64,7 +64,7 @@ type CustomScorePluginArgs struct {
 	// to reach the simulator before the breaker opens.
 	BreakerFailureThreshold *int32 `json:"breakerFailureThreshold,omitempty"`
 	// BreakerCooldown is the longest pause between two background probes
-	// of an open breaker; the first probes come sooner (200ms, then doubling).
+	// of an open breaker; the first probes come sooner (50ms, then doubling).
 	BreakerCooldown *metav1.Duration `json:"breakerCooldown,omitempty"`
 	// RefreshMode is PerCycle (the default) or Background.
 	RefreshMode RefreshMode `json:"refreshMode,omitempty"`

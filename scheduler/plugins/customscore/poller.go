@@ -9,10 +9,12 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 )
 
-// Pauses between requests after a failure: 200ms, 400ms, 800ms, ... up to
-// the poller's cap, with jitter.
+// Pauses between requests after a failure: 50ms, 100ms, 200ms, ... up to
+// the poller's cap, with jitter. The first are short because an open
+// breaker's cycles skip the simulator: while a flapping simulator (half its
+// requests failing) is probed, pods are scheduled without it.
 const (
-	firstRetryPause = 200 * time.Millisecond
+	firstRetryPause = 50 * time.Millisecond
 	retryFactor     = 2.0
 	retryJitter     = 0.2
 )
