@@ -22,7 +22,7 @@ type controlPlane struct {
 	kubeconfig string
 }
 
-func startControlPlane(t *testing.T) *controlPlane {
+func startControlPlane(t testing.TB) *controlPlane {
 	t.Helper()
 	etcd := testserver.RunEtcd(t, nil)
 	storage := storagebackend.NewDefaultConfig("/registry", nil)
@@ -42,7 +42,7 @@ func startControlPlane(t *testing.T) *controlPlane {
 
 // writeKubeconfig writes cfg as a kubeconfig file, for the scheduler to read
 // as it would in production.
-func writeKubeconfig(t *testing.T, cfg *rest.Config) string {
+func writeKubeconfig(t testing.TB, cfg *rest.Config) string {
 	t.Helper()
 	kc := clientcmdapi.NewConfig()
 	kc.Clusters["test"] = &clientcmdapi.Cluster{

@@ -35,15 +35,18 @@ type schedulerOptions struct {
 	fastPath bool
 	// scoreArgs are CustomScorePlugin's pluginConfig args; the simulator URL is added.
 	scoreArgs map[string]any
+	// clientQPS, when set, raises the scheduler's API client limits (qps,
+	// burst 2×) above the shipped 50/100, as scheduler_perf does for bursts.
+	clientQPS int
 }
 
 // startScheduler runs kns-3-scheduler in the test process: the upstream
 // kube-scheduler app with the KNS-3 plugins, started from flags as the binary
 // is, with deploy/scheduler-config.yaml plus the test's kubeconfig and the
 // CustomScorePlugin args pointing at the simulator stub.
-func startScheduler(t *testing.T, cp *controlPlane, simulatorURL string, so schedulerOptions) {
+func startScheduler(t testing.TB, cp *controlPlane, simulatorURL string, so schedulerOptions) {
 	t.Helper()
-	cfgFile := writeSchedulerConfig(t, cp.kubeconfig, simulatorURL, so.scoreArgs)
+	cfgFile := writeSchedulerConfig(t, cp.kubeconfig, simulatorURL, so)
 
 	// A private copy of the feature gates, as upstream's scheduler test server does,
 	// so that each test sets InterPodAffinityHostnameFastPath through the real flag.
@@ -98,7 +101,7 @@ func startScheduler(t *testing.T, cp *controlPlane, simulatorURL string, so sche
 	})
 }
 
-func writeSchedulerConfig(t *testing.T, kubeconfig, simulatorURL string, scoreArgs map[string]any) string {
+func writeSchedulerConfig(t testing.TB, kubeconfig, simulatorURL string, so schedulerOptions) string {
 	t.Helper()
 	data, err := os.ReadFile(configPath)
 	if err != nil {
@@ -108,9 +111,13 @@ func writeSchedulerConfig(t *testing.T, kubeconfig, simulatorURL string, scoreAr
 	if err := yaml.Unmarshal(data, &cfg); err != nil {
 		t.Fatal(err)
 	}
-	cfg["clientConnection"] = map[string]any{"kubeconfig": kubeconfig}
+	conn := map[string]any{"kubeconfig": kubeconfig}
+	if so.clientQPS > 0 {
+		conn["qps"], conn["burst"] = so.clientQPS, 2*so.clientQPS
+	}
+	cfg["clientConnection"] = conn
 	args := map[string]any{"simulatorURL": simulatorURL}
-	for k, v := range scoreArgs {
+	for k, v := range so.scoreArgs {
 		args[k] = v
 	}
 	profiles := cfg["profiles"].([]any)

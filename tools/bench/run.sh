@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # make bench / make bench-smoke: the KNS-3 benchmarks, side by side in one
-# run set, then docs/performance.md (smoke: _output/bench-smoke/docs).
+# run set, then docs/performance.md and docs/reliability.md (smoke:
+# _output/bench-smoke/docs).
 #   full:  BENCH_RUNS (default 3) runs of everything at 500-5000 nodes
 #   smoke: one short run of everything, so the benchmarks keep working
+# A second argument `reliability` runs only step 4 and its report.
 set -euo pipefail
 # Under `bazel run //tools/bench` the script runs from its runfiles.
 cd "${BUILD_WORKSPACE_DIRECTORY:-$(dirname "$0")/../..}"
@@ -11,7 +13,12 @@ mode=${1:-full}
 case $mode in
   full) runs=${BENCH_RUNS:-3}; label=performance; out=_output/bench; docs=docs; dur=10s ;;
   smoke) runs=1; label=short; out=_output/bench-smoke; docs=$out/docs; dur=2s ;;
-  *) echo "usage: $0 [full|smoke]" >&2; exit 2 ;;
+  *) echo "usage: $0 [full|smoke] [all|reliability]" >&2; exit 2 ;;
+esac
+steps=${2:-all}
+case $steps in
+  all|reliability) ;;
+  *) echo "usage: $0 [full|smoke] [all|reliability]" >&2; exit 2 ;;
 esac
 
 need=()
@@ -22,16 +29,21 @@ if [ ${#need[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${need[@]}" >/dev/null
 fi
 
-rm -rf "$out"
-mkdir -p "$out/perf" "$out/load"
+if [ "$steps" = all ]; then
+  rm -rf "$out"
+else
+  rm -rf "$out/reliability" "$out/reliability.jsonl"
+fi
+mkdir -p "$out/perf" "$out/load" "$out/reliability"
 abs=$(cd "$out" && pwd)
 
-echo "bench: 1/3 Go benchmarks of the scoring cycle ($runs runs)"
+if [ "$steps" = all ]; then
+echo "bench: 1/4 Go benchmarks of the scoring cycle ($runs runs)"
 benchtime=1s; [ "$mode" = smoke ] && benchtime=1x
 go test -run '^$' -bench . -benchmem -benchtime "$benchtime" -count "$runs" \
   ./scheduler/plugins/customscore/ | tee "$out/go-bench.txt" | grep -E '^(Benchmark|ok)'
 
-echo "bench: 2/3 scheduler_perf, label $label ($runs runs)"
+echo "bench: 2/4 scheduler_perf, label $label ($runs runs)"
 # One go test per test case: each writes its results as soon as it ends.
 cases="ProfileOverhead_Default ProfileOverhead_KNS3 HostnameAffinity HostnameAntiAffinity HostnameAndZoneAffinity"
 go test -tags perf -c -o "$out/perf.test" ./test/perf
@@ -46,7 +58,7 @@ for i in $(seq "$runs"); do
   done
 done
 
-echo "bench: 3/3 the simulator stub under load ($runs runs of $dur per request kind)"
+echo "bench: 3/4 the simulator stub under load ($runs runs of $dur per request kind)"
 go build -o "$out/simulator" ./simulator/cmd/simulator
 {
   echo "source: load"
@@ -64,7 +76,36 @@ for i in $(seq "$runs"); do
   wrk -t1 -c8 -d"$dur" --latency -H "If-None-Match: $etag" http://$addr/simulate >"$out/load/conditional-5000-$i.txt"
 done
 grep -h 'Requests/sec' "$out"/load/*.txt | sed 's/^/bench:   /'
+kill $sim 2>/dev/null || true
+fi
+
+# BenchmarkReliability (test/integration): a burst of pods while the simulator
+# is healthy, hangs, fails half its requests or answers after 1 s, in each
+# refresh mode; one JSON line per case into reliability.jsonl.
+#   full:  200 nodes, 1000 pods (20 for PerCycle x latency1s), all 8 cases:
+#          about 3.5 min a run on 2 cores, so BENCH_RUNS=3 adds about 11 min
+#   smoke: 50 nodes, 100 pods (5 for PerCycle x latency1s), all 8 cases:
+#          about 1 min once the test package is compiled
+if [ "$mode" = smoke ]; then
+  rel_env=(KNS3_RELIABILITY_NODES=50 KNS3_RELIABILITY_PODS=100 KNS3_RELIABILITY_SLOW_PODS=5)
+else
+  rel_env=()
+fi
+echo "bench: 4/4 reliability under simulator faults ($runs runs${rel_env[*]:+, ${rel_env[*]}})"
+for i in $(seq "$runs"); do
+  start=$(date +%s)
+  env "${rel_env[@]}" KNS3_RELIABILITY_OUT="$abs/reliability.jsonl" \
+    go test -run '^$' -bench BenchmarkReliability -benchtime 1x -timeout 90m ./test/integration/ \
+    >"$out/reliability/run-$i.log" 2>&1 || { grep -E '^(---|\s+reliability_test|Benchmark|FAIL|panic)' "$out/reliability/run-$i.log" | tail -40; exit 1; }
+  grep -E '^BenchmarkReliability/' "$out/reliability/run-$i.log" | sed 's/^/bench:   /'
+  echo "bench:   run $i: $(( $(date +%s) - start ))s"
+done
 
 machine="$(nproc) cores ($(lscpu | sed -n 's/^Model name: *//p')), $(free -g | awk '/^Mem:/ {print $2}') GiB, $(go env GOVERSION), Kubernetes v1.37.2"
-go run ./tools/benchreport -in "$out" -out "$docs" -machine "$machine" -command "make bench$([ "$mode" = smoke ] && echo -smoke)"
-echo "bench: wrote $docs/performance.md"
+case $mode-$steps in
+  full-all) command="make bench" ;;
+  smoke-all) command="make bench-smoke" ;;
+  *) command="tools/bench/run.sh $mode $steps" ;;
+esac
+go run ./tools/benchreport -in "$out" -out "$docs" -machine "$machine" -command "$command" -report "$steps"
+if [ "$steps" = all ]; then echo "bench: wrote $docs/performance.md and $docs/reliability.md"; else echo "bench: wrote $docs/reliability.md"; fi

@@ -1,6 +1,7 @@
 // Command benchreport turns the outputs of `make bench` (Go benchmarks,
 // scheduler_perf DataItems, wrk runs) into docs/performance.md and a plot of
-// throughput against node count, each number the median of the runs.
+// throughput against node count, and the reliability benchmark's JSON lines
+// into docs/reliability.md and its plot, each number the median of the runs.
 package main
 
 import (
@@ -14,12 +15,29 @@ import (
 
 func main() {
 	in := flag.String("in", "_output/bench", "directory make bench wrote to")
-	out := flag.String("out", "docs", "directory for performance.md and performance.png")
+	out := flag.String("out", "docs", "directory for performance.md, reliability.md and their plots")
 	machine := flag.String("machine", "", "one line describing the machine")
 	command := flag.String("command", "make bench", "the command that reproduces the numbers")
 	findings := flag.String("findings", "docs/performance-findings.md", "hand-written analysis appended to the report, if the file exists")
+	reports := flag.String("report", "all", "which reports to write: all (performance, and reliability when <in>/reliability.jsonl exists), performance or reliability")
 	flag.Parse()
-	if err := run(*in, *out, *machine, *command, *findings); err != nil {
+	var err error
+	switch *reports {
+	case "all", "performance":
+		err = run(*in, *out, *machine, *command, *findings)
+	case "reliability":
+	default:
+		err = fmt.Errorf("-report %q: want all, performance or reliability", *reports)
+	}
+	if err == nil && *reports != "performance" {
+		rel := filepath.Join(*in, "reliability.jsonl")
+		if _, statErr := os.Stat(rel); statErr == nil || *reports == "reliability" {
+			err = writeReliability(rel, filepath.Join(*in, "plot"), *out, *machine, *command)
+		} else {
+			fmt.Fprintf(os.Stderr, "benchreport: no %s, no reliability report\n", rel)
+		}
+	}
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "benchreport: %v\n", err)
 		os.Exit(1)
 	}
