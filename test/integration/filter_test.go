@@ -1,9 +1,13 @@
 package integration
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"kns3.dev/kns3/scheduler/plugins/customfilter"
 	"kns3.dev/kns3/test/pods"
@@ -69,5 +73,26 @@ func TestRigorousPodsNeedRigorousNodes(t *testing.T) {
 	c.createPod(t, "ordinary")
 	if node := c.scheduled(t, "ordinary"); node != "plain-1" {
 		t.Errorf("an ordinary pod went to %s, want plain-1, the best enabled node", node)
+	}
+}
+
+// A pending rigorous pod whose annotation is removed is retried at once
+// (CustomFilterPlugin's pod-update hint), not after the unschedulable
+// queue's periodic flush of 5 minutes.
+func TestRigorousAnnotationRemovedRequeues(t *testing.T) {
+	c := newCluster(t, filterScenario, schedulerOptions{},
+		nodeSpec{"plain-1", nil},
+		nodeSpec{"plain-2", nil},
+	)
+	c.createPod(t, "was-rigorous", pods.Rigorous())
+	c.unschedulable(t, "was-rigorous")
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:null}}}`, customfilter.AnnotationQoS)
+	if _, err := c.client.CoreV1().Pods(c.ns).Patch(context.Background(), "was-rigorous", types.MergePatchType,
+		[]byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// waitScheduled gives up long before the 5-minute flush.
+	if node := c.scheduled(t, "was-rigorous"); node != "plain-1" {
+		t.Errorf("was-rigorous went to %s, want plain-1, the best node", node)
 	}
 }
