@@ -2,8 +2,6 @@ package scenario
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -181,17 +179,7 @@ func TestExitOnReload(t *testing.T) {
 // TestWatchExitOnReload runs ExitOnReload under Watch: a file that carries an
 // exit code when the stub starts is served, a reload carrying one exits.
 func TestWatchExitOnReload(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "scenario.yaml")
-	write := func(content string) {
-		tmp := filepath.Join(dir, ".tmp")
-		if err := os.WriteFile(tmp, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Rename(tmp, path); err != nil {
-			t.Fatal(err)
-		}
-	}
+	path, write := scenarioFile(t)
 	write("nodes: {a: {score: 1}}\nfault: {exit_code: 3}")
 
 	ctx, cancel := context.WithCancel(context.Background())

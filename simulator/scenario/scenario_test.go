@@ -116,17 +116,7 @@ func TestResponseWithoutScenario(t *testing.T) {
 // TestWatchReloadsAndKeepsLastGood replaces the file the way the kubelet
 // updates a ConfigMap volume: a new file renamed over the old one.
 func TestWatchReloadsAndKeepsLastGood(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "scenario.yaml")
-	write := func(content string) {
-		tmp := filepath.Join(dir, ".tmp")
-		if err := os.WriteFile(tmp, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Rename(tmp, path); err != nil {
-			t.Fatal(err)
-		}
-	}
+	path, write := scenarioFile(t)
 	write("nodes: {a: {score: 1}}")
 
 	var mu sync.Mutex
@@ -186,5 +176,23 @@ func TestWatchFailsOnBadInitialFile(t *testing.T) {
 	}
 	if err := Watch(context.Background(), path, time.Second, func(*Scenario) {}); err == nil || !strings.Contains(err.Error(), "nodes[a]") {
 		t.Errorf("err = %v, want one naming nodes[a]", err)
+	}
+}
+
+// scenarioFile returns the path of a scenario file in a fresh directory and
+// a function that replaces its content the way the kubelet updates a
+// ConfigMap volume: a new file renamed over the old one.
+func scenarioFile(t *testing.T) (string, func(content string)) {
+	t.Helper()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "scenario.yaml")
+	return path, func(content string) {
+		tmp := filepath.Join(dir, ".tmp")
+		if err := os.WriteFile(tmp, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, path); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
