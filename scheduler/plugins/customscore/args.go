@@ -22,7 +22,7 @@ const (
 	DefaultRetries           int32 = 2
 	DefaultRetryDelay              = 100 * time.Millisecond
 	DefaultMaxBodyBytes      int64 = 8 << 20
-	DefaultBreakerThreshold  int32 = 3
+	DefaultBreakerThreshold  int32 = 5
 	DefaultBreakerCooldown         = time.Second
 	DefaultRefreshMode             = RefreshPerCycle
 	DefaultRefreshInterval         = time.Second

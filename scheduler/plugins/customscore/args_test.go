@@ -21,7 +21,7 @@ func TestNewConfigDefaults(t *testing.T) {
 		retries:          2,
 		retryDelay:       100 * time.Millisecond,
 		maxBodyBytes:     8 << 20,
-		breakerThreshold: 3,
+		breakerThreshold: 5,
 		breakerCooldown:  time.Second,
 		mode:             RefreshPerCycle,
 		refreshInterval:  time.Second,
