@@ -66,9 +66,7 @@ func (p *poller) run(ctx context.Context, handle func(pollResult) (stop bool), i
 	defer wg.Wait()
 	defer cancel()
 
-	// One slot more than the limit: the oldest request is abandoned to make
-	// room, and its answer may still be on its way.
-	results := make(chan pollResult, p.maxInFlight+1)
+	results := make(chan pollResult)
 	backoff := p.newBackoff()
 	var seq uint64
 	var out []request // oldest first
@@ -97,7 +95,10 @@ func (p *poller) run(ctx context.Context, handle func(pollResult) (stop bool), i
 				defer wg.Done()
 				defer cancelReq()
 				sim, _, _, err := p.client.fetch(reqCtx, 1, p.timeout)
-				results <- pollResult{seq: seq, sim: sim, err: err}
+				select {
+				case results <- pollResult{seq: seq, sim: sim, err: err}:
+				case <-ctx.Done(): // run has returned: nobody reads results
+				}
 			}(seq)
 			// Until an answer comes, the next request starts after this
 			// pause: the one just started may never answer.
