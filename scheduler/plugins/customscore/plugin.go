@@ -21,9 +21,6 @@ import (
 // Name is the name of the plugin used in the plugin registry and configurations.
 const Name = "CustomScorePlugin"
 
-// skip is PreScore's answer when there is nothing to score with.
-var skip = fwk.NewStatus(fwk.Skip)
-
 // stateKey is where PreScore leaves the cycle's simulation for Score.
 const stateKey fwk.StateKey = Name + "/simulation"
 
@@ -115,9 +112,9 @@ func (s *simulationState) Clone() fwk.StateData { return s }
 // PreScore gets this cycle's simulation. It never fails the pod: without a
 // simulation, or when the simulation scores no candidate, it returns Skip,
 // so Score and NormalizeScore do not run and the plugin adds the same (0)
-// to every node, leaving the choice to the other plugins. In PerCycle mode it asks the simulator,
-// unless the breaker is open; in Background mode it takes the newest
-// simulation and never waits.
+// to every node, leaving the choice to the other plugins. In PerCycle mode
+// it asks the simulator, unless the breaker is open; in Background mode it
+// takes the newest simulation and never waits.
 func (pl *CustomScore) PreScore(ctx context.Context, cycleState fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) *fwk.Status {
 	logger := klog.FromContext(ctx)
 	// The state is written fresh every cycle: nothing from an earlier cycle survives.
@@ -131,13 +128,13 @@ func (pl *CustomScore) PreScore(ctx context.Context, cycleState fwk.CycleState, 
 		if sim == nil {
 			FallbacksTotal.WithLabelValues(fallbackStale).Inc()
 			logger.V(2).Info("No simulation younger than maxSimulationAge; scoring skipped", "pod", klog.KObj(pod), "age", age, "noneYet", age < 0)
-			return skip
+			return fwk.NewStatus(fwk.Skip)
 		}
 	} else {
 		if !pl.breaker.allow() {
 			FallbacksTotal.WithLabelValues(fallbackBreakerOpen).Inc()
 			logger.V(4).Info("Simulator skipped while the circuit breaker is open; scoring skipped", "pod", klog.KObj(pod))
-			return skip
+			return fwk.NewStatus(fwk.Skip)
 		}
 		start := time.Now()
 		fetched, made, result, err := pl.client.fetch(ctx, pl.attempts, pl.timeout)
@@ -150,7 +147,7 @@ func (pl *CustomScore) PreScore(ctx context.Context, cycleState fwk.CycleState, 
 			pl.breaker.record(outcome)
 			FallbacksTotal.WithLabelValues(fallbackFailed).Inc()
 			logger.Info("Simulator unavailable; scoring skipped for this pod", "pod", klog.KObj(pod), "attempts", made, "err", err)
-			return skip
+			return fwk.NewStatus(fwk.Skip)
 		}
 		pl.breaker.record(cycleSucceeded)
 		sim = fetched
@@ -164,7 +161,7 @@ func (pl *CustomScore) PreScore(ctx context.Context, cycleState fwk.CycleState, 
 	if !scoresAny(sim.scores, nodes) {
 		logger.V(1).Info("Simulator had a score for none of the candidate nodes; scoring skipped",
 			"pod", klog.KObj(pod), "candidates", len(nodes), "results", len(sim.scores))
-		return skip
+		return fwk.NewStatus(fwk.Skip)
 	}
 	return nil
 }
