@@ -259,32 +259,17 @@ func (c *cluster) getSimulate(ctx context.Context) (simulate, error) {
 }
 
 // setScenario replaces the simulator's scenario and waits until the
-// simulator serves it. The scenario must name a unique source.
+// simulator serves it (with fault, until it answers 500). The scenario must
+// name a unique source.
 func (c *cluster) setScenario(source, nodesYAML string, fault bool) {
 	c.t.Helper()
 	doc := "source: " + source + "\nnodes:\n" + nodesYAML
-	wantStatus := http.StatusOK
+	served := servesSource(source)
 	if fault {
 		doc += "fault:\n  status: 500\n"
-		wantStatus = http.StatusInternalServerError
+		served = func(s simulate, err error) bool { return err == nil && s.status == http.StatusInternalServerError }
 	}
-	ctx := context.Background()
-	if err := kindenv.SetScenario(ctx, c.client, doc); err != nil {
-		c.t.Fatalf("updating the scenario ConfigMap: %v", err)
-	}
-	var last simulate
-	err := wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-		got, err := c.getSimulate(ctx)
-		if err != nil {
-			c.t.Logf("asking the simulator: %v", err)
-			return false, nil
-		}
-		last = got
-		return got.status == wantStatus && (fault || got.source == source), nil
-	})
-	if err != nil {
-		c.t.Fatalf("the simulator did not take scenario %q: last answer %+v: %v", source, last, err)
-	}
+	c.setScenarioDoc(doc, served)
 }
 
 // schedulerMetrics scrapes the scheduler's /metrics over its secure port,
