@@ -101,7 +101,8 @@ for i in $(seq "$runs"); do
   echo "bench:   run $i: $(( $(date +%s) - start ))s"
 done
 
-machine="$(nproc) cores ($(lscpu | sed -n 's/^Model name: *//p')), $(free -g | awk '/^Mem:/ {print $2}') GiB, $(go env GOVERSION), Kubernetes v1.37.2"
+kube_version=$(go list -m -f '{{.Version}}' k8s.io/kubernetes)
+machine="$(nproc) cores ($(lscpu | sed -n 's/^Model name: *//p')), $(free -g | awk '/^Mem:/ {print $2}') GiB, $(go env GOVERSION), Kubernetes $kube_version"
 case $mode-$steps in
   full-all) command="make bench" ;;
   smoke-all) command="make bench-smoke" ;;

@@ -27,15 +27,15 @@ var programs = map[string][]string{
 	"coredns": {"."},
 }
 
-// versionFlags stamp the release into both version packages: kubeadm
+// versionFlags stamp the release version into both version packages: kubeadm
 // compares them and refuses a development version.
-func versionFlags() string {
-	major, minor, _ := strings.Cut(strings.TrimPrefix(KubernetesVersion, "v"), ".")
+func versionFlags(version string) string {
+	major, minor, _ := strings.Cut(strings.TrimPrefix(version, "v"), ".")
 	minor, _, _ = strings.Cut(minor, ".")
 	var flags []string
 	for _, pkg := range []string{"k8s.io/component-base/version", "k8s.io/client-go/pkg/version"} {
 		flags = append(flags,
-			"-X", pkg+".gitVersion="+KubernetesVersion,
+			"-X", pkg+".gitVersion="+version,
 			"-X", pkg+".gitMajor="+major,
 			"-X", pkg+".gitMinor="+minor,
 			"-X", pkg+".gitTreeState=clean",
@@ -65,7 +65,7 @@ func (b *builder) buildPrograms(dir string) (string, error) {
 			out = filepath.Join(bin, "coredns")
 		}
 		b.progress("programs: go build %d from %s (cold: about 20 minutes on 2 cores; cached: about a minute)", len(programs[module]), module)
-		args := append([]string{"build", "-trimpath", "-ldflags", versionFlags(), "-o", out}, programs[module]...)
+		args := append([]string{"build", "-trimpath", "-ldflags", versionFlags(KubernetesVersion), "-o", out}, programs[module]...)
 		if err := run(src, env, b.goBin, args...); err != nil {
 			return "", fmt.Errorf("building the node's programs: %w", err)
 		}

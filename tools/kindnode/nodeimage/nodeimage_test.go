@@ -26,12 +26,13 @@ func TestMirrorFromLine(t *testing.T) {
 }
 
 func TestVersionFlagsStampBothPackages(t *testing.T) {
-	flags := versionFlags()
+	flags := versionFlags("v1.37.2")
 	for _, want := range []string{
-		"k8s.io/component-base/version.gitVersion=" + KubernetesVersion,
-		"k8s.io/client-go/pkg/version.gitVersion=" + KubernetesVersion,
+		"k8s.io/component-base/version.gitVersion=v1.37.2",
+		"k8s.io/client-go/pkg/version.gitVersion=v1.37.2",
 		"k8s.io/component-base/version.gitMajor=1",
 		"k8s.io/component-base/version.gitMinor=37",
+		"k8s.io/client-go/pkg/version.gitMinor=37",
 	} {
 		if !strings.Contains(flags, want) {
 			t.Errorf("versionFlags() = %q lacks %q", flags, want)

@@ -1,7 +1,8 @@
-// Package nodeimage builds a kind node image for Kubernetes v1.37.2 on a
-// machine without a container registry: a Debian root file system from the
-// host's apt mirror, Kubernetes and its companions compiled from the Go module
-// proxy, and every image kubeadm needs preloaded into the node's containerd.
+// Package nodeimage builds a kind node image for the Kubernetes release
+// go.mod requires, on a machine without a container registry: a Debian root
+// file system from the host's apt mirror, Kubernetes and its companions
+// compiled from the Go module proxy, and every image kubeadm needs preloaded
+// into the node's containerd.
 //
 // The image is tagged with a hash of everything it is built from, so an
 // unchanged recipe is found in Docker and never rebuilt.
@@ -13,11 +14,16 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"kns3.dev/kns3"
 )
 
+// KubernetesVersion is the release the node runs: the k8s.io/kubernetes
+// version go.mod requires, which the node's programs module
+// (tools/kindnode/modules/kubernetes) must require too.
+var KubernetesVersion = kns3.KubernetesVersion
+
 const (
-	// KubernetesVersion is the release the node runs.
-	KubernetesVersion = "v1.37.2"
 	// Repository is the Docker repository node images are tagged in.
 	Repository = "kns-3-node"
 	// debianSuite is the Debian release of the node's root file system.
@@ -79,8 +85,8 @@ func DefaultCacheDir() (string, error) {
 }
 
 // KindVersion is the sigs.k8s.io/kind release whose base files the node
-// uses; go.mod pins the same release for the kind command.
-const KindVersion = "v0.33.0"
+// uses: the one go.mod requires, which the kind command is built from.
+var KindVersion = kns3.KindVersion
 
 // KindModuleDir downloads (or finds in the module cache) the kind module.
 func KindModuleDir() (string, error) {
