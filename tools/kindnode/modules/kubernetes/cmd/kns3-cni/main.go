@@ -2,11 +2,13 @@
 // writes a ptp + host-local CNI configuration for the node's pod CIDR and
 // routes every other node's pod CIDR via that node's InternalIP. The nodes
 // share one Docker network, so no encapsulation is needed.
+//
+// network.go holds what it decides (pure functions, unit-tested); this file
+// holds what touches the cluster and the host.
 package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -14,7 +16,6 @@ import (
 	"time"
 
 	"github.com/vishvananda/netlink"
-	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -26,9 +27,9 @@ import (
 const confPath = "/etc/cni/net.d/10-kns3.conflist"
 
 func main() {
-	node := os.Getenv("NODE_NAME")
-	if node == "" {
-		klog.Fatal("NODE_NAME is not set")
+	node, err := nodeName(os.Getenv)
+	if err != nil {
+		klog.Fatal(err)
 	}
 	cfg, err := rest.InClusterConfig()
 	if err != nil {
@@ -55,7 +56,7 @@ func main() {
 	for range changed {
 		all, err := nodes.Lister().List(labels.Everything())
 		if err == nil {
-			err = reconcile(node, all)
+			err = reconcile(node, all, hostNetwork{})
 		}
 		if err != nil {
 			klog.ErrorS(err, "Reconciling the pod network failed; retrying")
@@ -64,41 +65,12 @@ func main() {
 	}
 }
 
-func reconcile(self string, nodes []*v1.Node) error {
-	for _, n := range nodes {
-		if n.Spec.PodCIDR == "" {
-			continue
-		}
-		if n.Name == self {
-			if err := writeConfig(n.Spec.PodCIDR); err != nil {
-				return err
-			}
-			continue
-		}
-		if err := route(n); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+// hostNetwork is the node's network: its CNI configuration file and its
+// routing table.
+type hostNetwork struct{}
 
-func writeConfig(podCIDR string) error {
-	conf := map[string]any{
-		"cniVersion": "0.4.0",
-		"name":       "kns3",
-		"plugins": []any{
-			map[string]any{
-				"type": "ptp", "ipMasq": false, "mtu": 1500,
-				"ipam": map[string]any{
-					"type":   "host-local",
-					"ranges": [][]map[string]string{{{"subnet": podCIDR}}},
-					"routes": []map[string]string{{"dst": "0.0.0.0/0"}},
-				},
-			},
-			map[string]any{"type": "portmap", "capabilities": map[string]bool{"portMappings": true}},
-		},
-	}
-	data, err := json.MarshalIndent(conf, "", "  ")
+func (hostNetwork) writeConfig(podCIDR string) error {
+	data, err := cniConfig(podCIDR)
 	if err != nil {
 		return err
 	}
@@ -113,25 +85,10 @@ func writeConfig(podCIDR string) error {
 	return os.Rename(tmp, confPath)
 }
 
-func route(n *v1.Node) error {
-	var gw net.IP
-	for _, a := range n.Status.Addresses {
-		if a.Type == v1.NodeInternalIP {
-			if ip := net.ParseIP(a.Address); ip != nil && ip.To4() != nil {
-				gw = ip
-			}
-		}
-	}
-	if gw == nil {
-		return nil
-	}
-	_, dst, err := net.ParseCIDR(n.Spec.PodCIDR)
-	if err != nil {
-		return fmt.Errorf("node %s: pod CIDR %q: %w", n.Name, n.Spec.PodCIDR, err)
-	}
+func (hostNetwork) replaceRoute(node string, dst *net.IPNet, gw net.IP) error {
 	if err := netlink.RouteReplace(&netlink.Route{Dst: dst, Gw: gw}); err != nil {
-		return fmt.Errorf("route %s via %s (node %s): %w", dst, gw, n.Name, err)
+		return fmt.Errorf("route %s via %s (node %s): %w", dst, gw, node, err)
 	}
-	klog.V(2).InfoS("Routed pod CIDR", "node", n.Name, "podCIDR", dst, "via", gw)
+	klog.V(2).InfoS("Routed pod CIDR", "node", node, "podCIDR", dst, "via", gw)
 	return nil
 }
