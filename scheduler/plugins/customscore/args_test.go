@@ -6,38 +6,63 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	kubeschedulerscheme "k8s.io/kubernetes/pkg/scheduler/apis/config/scheme"
+
+	apiconfig "kns3.dev/kns3/scheduler/apis/config"
 )
 
-func unknown(yamlArgs string) runtime.Object {
-	return &runtime.Unknown{Raw: []byte(yamlArgs), ContentType: runtime.ContentTypeYAML}
+// testArgs decodes args written as in a profile's pluginConfig (YAML or
+// JSON) with the scheduler's codec, which defaults them and converts them to
+// the internal args New receives. It does not validate them: New does.
+func testArgs(tb testing.TB, args string) *apiconfig.CustomScorePluginArgs {
+	tb.Helper()
+	doc := "apiVersion: kubescheduler.config.k8s.io/v1\nkind: CustomScorePluginArgs\n" + args
+	if fields, ok := strings.CutPrefix(strings.TrimSpace(args), "{"); ok {
+		doc = `{"apiVersion":"kubescheduler.config.k8s.io/v1","kind":"CustomScorePluginArgs"`
+		if strings.TrimSpace(fields) != "}" {
+			doc += ","
+		}
+		doc += fields
+	}
+	obj, _, err := kubeschedulerscheme.Codecs.UniversalDecoder().Decode([]byte(doc), nil, nil)
+	if err != nil {
+		tb.Fatalf("decoding args %q: %v", args, err)
+	}
+	a, ok := obj.(*apiconfig.CustomScorePluginArgs)
+	if !ok {
+		tb.Fatalf("decoding args %q: got %T", args, obj)
+	}
+	return a
+}
+
+var defaultConfig = config{
+	simulateURL:      "http://127.0.0.1:80/simulate",
+	timeout:          5 * time.Second,
+	retries:          2,
+	retryDelay:       100 * time.Millisecond,
+	maxBodyBytes:     8 << 20,
+	breakerThreshold: 5,
+	breakerCooldown:  time.Second,
+	mode:             RefreshPerCycle,
+	refreshInterval:  time.Second,
+	maxAge:           10 * time.Second,
 }
 
 func TestNewConfigDefaults(t *testing.T) {
-	want := config{
-		simulateURL:      "http://127.0.0.1:80/simulate",
-		timeout:          5 * time.Second,
-		retries:          2,
-		retryDelay:       100 * time.Millisecond,
-		maxBodyBytes:     8 << 20,
-		breakerThreshold: 5,
-		breakerCooldown:  time.Second,
-		mode:             RefreshPerCycle,
-		refreshInterval:  time.Second,
-		maxAge:           10 * time.Second,
-	}
-	for name, obj := range map[string]runtime.Object{
-		"nil args":      nil,
-		"empty unknown": &runtime.Unknown{},
-		"empty object":  unknown("{}"),
+	for name, obj := range map[string]func(t *testing.T) runtime.Object{
+		"nil args":       func(*testing.T) runtime.Object { return nil },
+		"typed nil args": func(*testing.T) runtime.Object { return (*apiconfig.CustomScorePluginArgs)(nil) },
+		"empty object":   func(t *testing.T) runtime.Object { return testArgs(t, "{}") },
+		"empty YAML":     func(t *testing.T) runtime.Object { return testArgs(t, "") },
 	} {
 		t.Run(name, func(t *testing.T) {
-			got, err := newConfig(obj)
+			got, err := newConfig(obj(t))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(want, got, cmp.AllowUnexported(config{})); diff != "" {
+			if diff := cmp.Diff(defaultConfig, got, cmp.AllowUnexported(config{})); diff != "" {
 				t.Errorf("(-want,+got):\n%s", diff)
 			}
 		})
@@ -45,7 +70,7 @@ func TestNewConfigDefaults(t *testing.T) {
 }
 
 func TestNewConfigOverrides(t *testing.T) {
-	got, err := newConfig(unknown(`
+	got, err := newConfig(testArgs(t, `
 simulatorURL: http://sim.kns-3.svc:8080/api/
 timeout: 250ms
 retries: 0
@@ -78,7 +103,7 @@ maxSimulationAge: 30s
 }
 
 func TestNewConfigJSONArgs(t *testing.T) {
-	got, err := newConfig(&runtime.Unknown{Raw: []byte(`{"simulatorURL":"https://10.0.0.1","retries":5}`), ContentType: runtime.ContentTypeJSON})
+	got, err := newConfig(testArgs(t, `{"simulatorURL":"https://10.0.0.1","retries":5}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,65 +112,95 @@ func TestNewConfigJSONArgs(t *testing.T) {
 	}
 }
 
-func TestNewConfigErrorsNameTheField(t *testing.T) {
+// Args built in code rather than decoded are used as given and left as they
+// were.
+func TestNewConfigTypedArgs(t *testing.T) {
+	in := &apiconfig.CustomScorePluginArgs{
+		SimulatorURL:            "http://x",
+		Timeout:                 metav1.Duration{Duration: time.Second},
+		Retries:                 7,
+		RetryDelay:              metav1.Duration{Duration: time.Millisecond},
+		MaxBodyBytes:            4096,
+		BreakerFailureThreshold: 3,
+		BreakerCooldown:         metav1.Duration{Duration: 2 * time.Second},
+		RefreshMode:             RefreshPerCycle,
+		RefreshInterval:         metav1.Duration{Duration: time.Second},
+		MaxSimulationAge:        metav1.Duration{Duration: time.Second},
+	}
+	before := in.DeepCopy()
+	got, err := newConfig(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := config{
+		simulateURL:      "http://x/simulate",
+		timeout:          time.Second,
+		retries:          7,
+		retryDelay:       time.Millisecond,
+		maxBodyBytes:     4096,
+		breakerThreshold: 3,
+		breakerCooldown:  2 * time.Second,
+		mode:             RefreshPerCycle,
+		refreshInterval:  time.Second,
+		maxAge:           time.Second,
+	}
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(config{})); diff != "" {
+		t.Errorf("(-want,+got):\n%s", diff)
+	}
+	if diff := cmp.Diff(before, in); diff != "" {
+		t.Errorf("newConfig changed its args (-before,+after):\n%s", diff)
+	}
+}
+
+func TestNewConfigRejectsOtherTypes(t *testing.T) {
 	tests := map[string]struct {
-		args string
-		want []string
+		obj     runtime.Object
+		gotType string
 	}{
-		"bad URL":             {`simulatorURL: "http://[::1"`, []string{"args.simulatorURL"}},
-		"URL without scheme":  {`simulatorURL: 127.0.0.1:80`, []string{"args.simulatorURL"}},
-		"ftp URL":             {`simulatorURL: ftp://127.0.0.1`, []string{"args.simulatorURL", "scheme must be http or https"}},
-		"URL without host":    {`simulatorURL: "http://"`, []string{"args.simulatorURL", "host"}},
-		"URL with query":      {`simulatorURL: "http://a/?x=1"`, []string{"args.simulatorURL", "query"}},
-		"negative timeout":    {`timeout: -1s`, []string{"args.timeout", "greater than 0"}},
-		"zero timeout":        {`timeout: 0s`, []string{"args.timeout"}},
-		"huge timeout":        {`timeout: 10m`, []string{"args.timeout"}},
-		"negative retries":    {`retries: -1`, []string{"args.retries"}},
-		"too many retries":    {`retries: 100`, []string{"args.retries"}},
-		"negative delay":      {`retryDelay: -5ms`, []string{"args.retryDelay"}},
-		"tiny body limit":     {`maxBodyBytes: 10`, []string{"args.maxBodyBytes"}},
-		"zero threshold":      {`breakerFailureThreshold: 0`, []string{"args.breakerFailureThreshold"}},
-		"zero cooldown":       {`breakerCooldown: 0s`, []string{"args.breakerCooldown"}},
-		"unknown mode":        {`refreshMode: Sometimes`, []string{"args.refreshMode", `"PerCycle"`, `"Background"`}},
-		"mode case":           {`refreshMode: background`, []string{"args.refreshMode"}},
-		"zero interval":       {`refreshInterval: 0s`, []string{"args.refreshInterval"}},
-		"age under interval":  {"refreshInterval: 5s\nmaxSimulationAge: 2s", []string{"args.maxSimulationAge", "at least refreshInterval"}},
-		"misspelt field":      {`simulatorAddress: http://x`, []string{`unknown field "simulatorAddress"`}},
-		"duration not parsed": {`timeout: five`, []string{"args.timeout", "invalid duration"}},
-		"field name case":     {`simulatorUrl: http://x`, []string{`unknown field "simulatorUrl"`}},
-		"duplicate field":     {"retries: 1\nretries: 2", []string{"retries"}},
-		"two errors at once":  {"timeout: -1s\nretries: -1", []string{"args.timeout", "args.retries"}},
+		"undecoded args": {&runtime.Unknown{Raw: []byte("simulatorURL: http://x"), ContentType: runtime.ContentTypeYAML}, "*runtime.Unknown"},
+		"another type":   {&metav1.Status{}, "*v1.Status"},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			_, err := newConfig(unknown(tt.args))
+			_, err := newConfig(tt.obj)
 			if err == nil {
 				t.Fatal("want an error")
 			}
-			for _, w := range tt.want {
+			for _, w := range []string{Name, "want *config.CustomScorePluginArgs", "got " + tt.gotType} {
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("error %q does not contain %q", err, w)
 				}
-			}
-			if !strings.Contains(err.Error(), Name) {
-				t.Errorf("error %q does not name the plugin", err)
 			}
 		})
 	}
 }
 
-func TestDecodeArgsTyped(t *testing.T) {
-	r := int32(7)
-	in := &CustomScorePluginArgs{SimulatorURL: "http://x", Retries: &r}
-	got, err := decodeArgs(in)
-	if err != nil {
-		t.Fatal(err)
+// The validation rules themselves are tested in scheduler/apis/config
+// (validation, and scheme with the scheduler's decoder): here, that New
+// applies them and names the plugin and the field.
+func TestNewConfigErrorsNameTheField(t *testing.T) {
+	tests := map[string]struct {
+		args string
+		want []string
+	}{
+		"ftp URL":            {`simulatorURL: ftp://127.0.0.1`, []string{"args.simulatorURL", "scheme must be http or https"}},
+		"negative timeout":   {`timeout: -1s`, []string{"args.timeout", "greater than 0"}},
+		"too many retries":   {`retries: 100`, []string{"args.retries"}},
+		"unknown mode":       {`refreshMode: Sometimes`, []string{"args.refreshMode", `"PerCycle"`, `"Background"`}},
+		"age under interval": {"refreshInterval: 5s\nmaxSimulationAge: 2s", []string{"args.maxSimulationAge", "at least refreshInterval"}},
+		"two errors at once": {"timeout: -1s\nretries: -1", []string{"args.timeout", "args.retries"}},
 	}
-	if diff := cmp.Diff(in, got, cmpopts.EquateEmpty()); diff != "" {
-		t.Errorf("(-want,+got):\n%s", diff)
-	}
-	*got.Retries = 1
-	if *in.Retries != 7 {
-		t.Error("decodeArgs must copy typed args, not alias them")
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			_, err := newConfig(testArgs(t, tt.args))
+			if err == nil {
+				t.Fatal("want an error")
+			}
+			for _, w := range append(tt.want, "invalid "+Name+" args") {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+		})
 	}
 }

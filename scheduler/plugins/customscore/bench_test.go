@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
@@ -83,7 +82,7 @@ func BenchmarkScoreCycle(b *testing.B) {
 			b.Run(fmt.Sprintf("nodes=%d/etag=%v", n, etag), func(b *testing.B) {
 				url := benchSimulator(b, body, etag)
 				ctx := klog.NewContext(context.Background(), klog.Background().V(10))
-				obj, err := New(ctx, &runtime.Unknown{Raw: []byte("simulatorURL: " + url), ContentType: runtime.ContentTypeYAML}, nil)
+				obj, err := New(ctx, testArgs(b, "simulatorURL: "+url), nil)
 				if err != nil {
 					b.Fatal(err)
 				}

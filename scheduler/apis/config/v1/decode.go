@@ -1,0 +1,45 @@
+package v1
+
+import (
+	"encoding/json"
+	"sort"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	kjson "sigs.k8s.io/json"
+)
+
+// UnmarshalJSON decodes the args as strictly as the scheduler decodes its own
+// configuration: field names are case-sensitive and unknown or duplicate
+// fields are errors, so a misspelt field fails start-up instead of being
+// silently ignored. A value of the wrong form (a bad duration, say) is an
+// error that names its field, which the decoder's own error does not.
+func (a *CustomScorePluginArgs) UnmarshalJSON(data []byte) error {
+	// args has the fields of CustomScorePluginArgs but not this method.
+	type args CustomScorePluginArgs
+	strictErrs, err := kjson.UnmarshalStrict(data, (*args)(a))
+	if err != nil {
+		// Find the field by decoding the fields one at a time.
+		var fields map[string]json.RawMessage
+		if json.Unmarshal(data, &fields) == nil {
+			names := make([]string, 0, len(fields))
+			for name := range fields {
+				names = append(names, name)
+			}
+			sort.Strings(names)
+			for _, name := range names {
+				one, _ := json.Marshal(map[string]json.RawMessage{name: fields[name]})
+				if _, fieldErr := kjson.UnmarshalStrict(one, &args{}); fieldErr != nil {
+					var value any = string(fields[name])
+					_ = json.Unmarshal(fields[name], &value)
+					return field.Invalid(field.NewPath("args", name), value, fieldErr.Error())
+				}
+			}
+		}
+		return err
+	}
+	if len(strictErrs) > 0 {
+		return runtime.NewStrictDecodingError(strictErrs)
+	}
+	return nil
+}

@@ -1,0 +1,63 @@
+package v1
+
+import (
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// Defaults follow the KNS-3 specification; the breaker defaults are ours.
+const (
+	DefaultSimulatorURL           = "http://127.0.0.1:80"
+	DefaultTimeout                = 5 * time.Second
+	DefaultRetries          int32 = 2
+	DefaultRetryDelay             = 100 * time.Millisecond
+	DefaultMaxBodyBytes     int64 = 8 << 20
+	DefaultBreakerThreshold int32 = 5
+	DefaultBreakerCooldown        = time.Second
+	DefaultRefreshMode            = RefreshPerCycle
+	DefaultRefreshInterval        = time.Second
+	DefaultMaxSimulationAge       = 10 * time.Second
+)
+
+func addDefaultingFuncs(scheme *runtime.Scheme) error {
+	return RegisterDefaults(scheme)
+}
+
+// SetDefaults_CustomScorePluginArgs fills every unset field with its default.
+func SetDefaults_CustomScorePluginArgs(obj *CustomScorePluginArgs) {
+	if obj.SimulatorURL == "" {
+		obj.SimulatorURL = DefaultSimulatorURL
+	}
+	if obj.Timeout == nil {
+		obj.Timeout = &metav1.Duration{Duration: DefaultTimeout}
+	}
+	if obj.Retries == nil {
+		r := DefaultRetries
+		obj.Retries = &r
+	}
+	if obj.RetryDelay == nil {
+		obj.RetryDelay = &metav1.Duration{Duration: DefaultRetryDelay}
+	}
+	if obj.MaxBodyBytes == nil {
+		m := DefaultMaxBodyBytes
+		obj.MaxBodyBytes = &m
+	}
+	if obj.BreakerFailureThreshold == nil {
+		t := DefaultBreakerThreshold
+		obj.BreakerFailureThreshold = &t
+	}
+	if obj.BreakerCooldown == nil {
+		obj.BreakerCooldown = &metav1.Duration{Duration: DefaultBreakerCooldown}
+	}
+	if obj.RefreshMode == "" {
+		obj.RefreshMode = DefaultRefreshMode
+	}
+	if obj.RefreshInterval == nil {
+		obj.RefreshInterval = &metav1.Duration{Duration: DefaultRefreshInterval}
+	}
+	if obj.MaxSimulationAge == nil {
+		obj.MaxSimulationAge = &metav1.Duration{Duration: DefaultMaxSimulationAge}
+	}
+}

@@ -1,0 +1,54 @@
+package v1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// RefreshMode says when CustomScorePlugin asks the simulator.
+type RefreshMode string
+
+const (
+	// RefreshPerCycle asks the simulator in every scheduling cycle's
+	// PreScore, as the KNS-3 specification says.
+	RefreshPerCycle RefreshMode = "PerCycle"
+	// RefreshBackground asks it from one background loop; PreScore takes the
+	// newest simulation and never waits for the network.
+	RefreshBackground RefreshMode = "Background"
+)
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// CustomScorePluginArgs configures CustomScorePlugin through the profile's
+// pluginConfig. Every field is optional; unset fields take the defaults in
+// defaults.go. Field names are case-sensitive; unknown or duplicate fields
+// and values of the wrong form are errors that name the field.
+type CustomScorePluginArgs struct {
+	metav1.TypeMeta `json:",inline"`
+
+	// SimulatorURL is the base URL of the simulator; PreScore calls
+	// {SimulatorURL}/simulate.
+	SimulatorURL string `json:"simulatorURL,omitempty"`
+	// Timeout bounds each attempt.
+	Timeout *metav1.Duration `json:"timeout,omitempty"`
+	// Retries is how many times a failed attempt is retried (so at most
+	// Retries+1 attempts per scheduling cycle).
+	Retries *int32 `json:"retries,omitempty"`
+	// RetryDelay is the pause between attempts.
+	RetryDelay *metav1.Duration `json:"retryDelay,omitempty"`
+	// MaxBodyBytes bounds the size of a /simulate response body.
+	MaxBodyBytes *int64 `json:"maxBodyBytes,omitempty"`
+	// BreakerFailureThreshold is how many scheduling cycles in a row must fail
+	// to reach the simulator before the breaker opens.
+	BreakerFailureThreshold *int32 `json:"breakerFailureThreshold,omitempty"`
+	// BreakerCooldown is the longest pause between two background probes
+	// of an open breaker; the first probes come sooner (50ms, then doubling).
+	BreakerCooldown *metav1.Duration `json:"breakerCooldown,omitempty"`
+	// RefreshMode is PerCycle (the default) or Background.
+	RefreshMode RefreshMode `json:"refreshMode,omitempty"`
+	// RefreshInterval is, in Background mode, the pause between two requests
+	// while the simulator answers.
+	RefreshInterval *metav1.Duration `json:"refreshInterval,omitempty"`
+	// MaxSimulationAge is, in Background mode, the age past which the newest
+	// simulation is no longer used: nodes then score 0.
+	MaxSimulationAge *metav1.Duration `json:"maxSimulationAge,omitempty"`
+}
