@@ -26,14 +26,16 @@ type simulateClient struct {
 	retryDelay   time.Duration
 	maxBodyBytes int64
 	http         *http.Client
+	metrics      *profileMetrics
 
 	mu       sync.Mutex
 	lastETag string
 	last     *simulation // decoded body of the answer tagged lastETag; read-only
 }
 
-func newSimulateClient(cfg config) *simulateClient {
+func newSimulateClient(cfg config, m *profileMetrics) *simulateClient {
 	return &simulateClient{
+		metrics:      m,
 		url:          cfg.simulateURL,
 		retryDelay:   cfg.retryDelay,
 		maxBodyBytes: cfg.maxBodyBytes,
@@ -73,7 +75,7 @@ func (c *simulateClient) fetch(ctx context.Context, attempts int, timeout time.D
 		}
 		sim, err := c.attempt(ctx, timeout)
 		if err == nil {
-			AttemptsTotal.WithLabelValues(resultSuccess).Inc()
+			c.metrics.attempt(resultSuccess)
 			return sim, i, resultSuccess, nil
 		}
 		result := resultConnError
@@ -81,7 +83,7 @@ func (c *simulateClient) fetch(ctx context.Context, attempts int, timeout time.D
 		if errors.As(err, &ae) {
 			result = ae.result
 		}
-		AttemptsTotal.WithLabelValues(result).Inc()
+		c.metrics.attempt(result)
 		logger.V(3).Info("Simulator attempt failed", "attempt", i, "of", attempts, "result", result, "err", err)
 		lastErr = err
 		if i == attempts {

@@ -40,8 +40,12 @@ func testConfig(url string, mutate func(*config)) config {
 	return cfg
 }
 
+// testProfile is the profile label of the series tests record: a plugin
+// made without a framework handle has no profile.
+const testProfile = ""
+
 func testClient(url string, mutate func(*config)) *simulateClient {
-	return newSimulateClient(testConfig(url, mutate))
+	return newSimulateClient(testConfig(url, mutate), newProfileMetrics(testProfile))
 }
 
 func TestFetchRetries(t *testing.T) {
@@ -134,7 +138,7 @@ func TestFetchRetries(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv, count := countingServer(t, tt.respond)
 			cfg := testConfig(srv.URL, tt.mutate)
-			sim, made, result, err := newSimulateClient(cfg).fetch(context.Background(), cfg.retries+1, cfg.timeout)
+			sim, made, result, err := newSimulateClient(cfg, newProfileMetrics(testProfile)).fetch(context.Background(), cfg.retries+1, cfg.timeout)
 			if got := count.Load(); got != tt.wantAttempts || int32(made) != tt.wantAttempts {
 				t.Errorf("server saw %d attempts, fetch reported %d, want %d", got, made, tt.wantAttempts)
 			}
@@ -189,12 +193,12 @@ func TestFetchConnectionRefused(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	url := srv.URL
 	srv.Close()
-	before, _ := testutil.GetCounterMetricValue(AttemptsTotal.WithLabelValues(resultConnError))
+	before, _ := testutil.GetCounterMetricValue(AttemptsTotal.WithLabelValues(testProfile, resultConnError))
 	_, made, result, err := testClient(url, nil).fetch(context.Background(), 3, time.Second)
 	if err == nil || made != 3 || result != resultConnError {
 		t.Fatalf("made=%d result=%q err=%v", made, result, err)
 	}
-	after, _ := testutil.GetCounterMetricValue(AttemptsTotal.WithLabelValues(resultConnError))
+	after, _ := testutil.GetCounterMetricValue(AttemptsTotal.WithLabelValues(testProfile, resultConnError))
 	if after-before != 3 {
 		t.Errorf("connection_error attempts grew by %v, want 3", after-before)
 	}

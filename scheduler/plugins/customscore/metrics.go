@@ -2,12 +2,18 @@ package customscore
 
 import (
 	"sync"
+	"time"
 
 	"k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/legacyregistry"
 )
 
 const metricsSubsystem = "kns3_simulator"
+
+// profileLabel names the scheduling profile of the plugin instance behind a
+// series: a scheduler with two profiles using CustomScorePlugin runs two
+// instances, each with its own breaker, simulator and counters.
+const profileLabel = "profile"
 
 // Attempt results, the "result" label of AttemptsTotal and CallDuration.
 const (
@@ -34,7 +40,7 @@ var (
 		Name:           "attempts_total",
 		Help:           "Number of GET /simulate attempts made by CustomScorePlugin, by result.",
 		StabilityLevel: metrics.ALPHA,
-	}, []string{"result"})
+	}, []string{profileLabel, "result"})
 
 	// CallDuration observes one scheduling cycle's call to the simulator,
 	// retries included, by the result of its last attempt.
@@ -44,7 +50,7 @@ var (
 		Help:           "Duration of CustomScorePlugin's call to the simulator in one scheduling cycle, retries included, by result.",
 		Buckets:        metrics.ExponentialBuckets(0.0005, 2, 16),
 		StabilityLevel: metrics.ALPHA,
-	}, []string{"result"})
+	}, []string{profileLabel, "result"})
 
 	// FallbacksTotal counts scheduling cycles scored without simulator results.
 	FallbacksTotal = metrics.NewCounterVec(&metrics.CounterOpts{
@@ -52,33 +58,33 @@ var (
 		Name:           "fallbacks_total",
 		Help:           "Number of scheduling cycles in which every node scored 0 because no simulation was available, by reason: simulator_failed, breaker_open, stale.",
 		StabilityLevel: metrics.ALPHA,
-	}, []string{"reason"})
+	}, []string{profileLabel, "reason"})
 
 	// ScoredCyclesTotal counts scheduling cycles ranked from a simulation;
 	// with FallbacksTotal it gives the share of network-aware cycles.
-	ScoredCyclesTotal = metrics.NewCounter(&metrics.CounterOpts{
+	ScoredCyclesTotal = metrics.NewCounterVec(&metrics.CounterOpts{
 		Subsystem:      metricsSubsystem,
 		Name:           "scored_cycles_total",
 		Help:           "Number of scheduling cycles in which CustomScorePlugin ranked nodes from a simulation.",
 		StabilityLevel: metrics.ALPHA,
-	})
+	}, []string{profileLabel})
 
 	// BreakerState is 0 while the breaker is closed, 1 while open.
-	BreakerState = metrics.NewGauge(&metrics.GaugeOpts{
+	BreakerState = metrics.NewGaugeVec(&metrics.GaugeOpts{
 		Subsystem:      metricsSubsystem,
 		Name:           "breaker_state",
 		Help:           "State of CustomScorePlugin's circuit breaker: 0 closed, 1 open (simulator skipped by scheduling cycles, probed in the background).",
 		StabilityLevel: metrics.ALPHA,
-	})
+	}, []string{profileLabel})
 
 	// SimulationAge is, in Background mode, the age of the simulation the
 	// last scheduling cycle found.
-	SimulationAge = metrics.NewGauge(&metrics.GaugeOpts{
+	SimulationAge = metrics.NewGaugeVec(&metrics.GaugeOpts{
 		Subsystem:      metricsSubsystem,
 		Name:           "simulation_age_seconds",
 		Help:           "In Background refresh mode, the age of the newest simulation when the last scheduling cycle read it.",
 		StabilityLevel: metrics.ALPHA,
-	})
+	}, []string{profileLabel})
 
 	registerOnce sync.Once
 )
@@ -89,4 +95,45 @@ func registerMetrics() {
 	registerOnce.Do(func() {
 		legacyregistry.MustRegister(AttemptsTotal, CallDuration, FallbacksTotal, ScoredCyclesTotal, BreakerState, SimulationAge)
 	})
+}
+
+// profileMetrics records one plugin instance's series, labelled with its
+// profile, so that instances never overwrite each other's gauges.
+type profileMetrics struct {
+	profile string
+}
+
+func newProfileMetrics(profile string) *profileMetrics {
+	registerMetrics()
+	return &profileMetrics{profile: profile}
+}
+
+func (m *profileMetrics) attempt(result string) {
+	AttemptsTotal.WithLabelValues(m.profile, result).Inc()
+}
+
+func (m *profileMetrics) call(result string, d time.Duration) {
+	CallDuration.WithLabelValues(m.profile, result).Observe(d.Seconds())
+}
+
+func (m *profileMetrics) fallback(reason string) {
+	FallbacksTotal.WithLabelValues(m.profile, reason).Inc()
+}
+
+func (m *profileMetrics) scored() {
+	ScoredCyclesTotal.WithLabelValues(m.profile).Inc()
+}
+
+func (m *profileMetrics) breakerState(s breakerState) {
+	BreakerState.WithLabelValues(m.profile).Set(float64(s))
+}
+
+// simulationAge records the age of the newest simulation; a negative age
+// says there is none yet.
+func (m *profileMetrics) simulationAge(age time.Duration) {
+	v := age.Seconds()
+	if age < 0 {
+		v = -1
+	}
+	SimulationAge.WithLabelValues(m.profile).Set(v)
 }

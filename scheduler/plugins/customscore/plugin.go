@@ -29,6 +29,7 @@ const maxLoggedNodes = 10
 
 // CustomScore is the CustomScorePlugin.
 type CustomScore struct {
+	metrics  *profileMetrics
 	client   *simulateClient
 	attempts int
 	timeout  time.Duration
@@ -53,33 +54,39 @@ var (
 // fail scheduler start-up with the field named. It starts one goroutine,
 // ended by Close or by the end of ctx: the breaker's prober in PerCycle
 // mode, the refresh loop in Background mode.
-func New(ctx context.Context, obj runtime.Object, _ fwk.Handle) (fwk.Plugin, error) {
+func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
 	cfg, err := newConfig(obj)
 	if err != nil {
 		return nil, err
 	}
-	registerMetrics()
-	logger := klog.FromContext(ctx).WithValues("plugin", Name)
-	client := newSimulateClient(cfg)
+	profile := ""
+	if h != nil {
+		profile = h.ProfileName()
+	}
+	m := newProfileMetrics(profile)
+	logger := klog.FromContext(ctx).WithValues("plugin", Name, "profile", profile)
+	client := newSimulateClient(cfg, m)
 	pl := &CustomScore{
+		metrics:  m,
 		client:   client,
 		attempts: cfg.retries + 1,
 		timeout:  cfg.timeout,
 		done:     make(chan struct{}),
 	}
 	ctx, pl.stop = context.WithCancel(klog.NewContext(ctx, logger))
-	BreakerState.Set(float64(breakerClosed))
+	m.breakerState(breakerClosed)
 	switch cfg.mode {
 	case RefreshBackground:
 		pl.background = &backgroundRefresh{
-			poller: newPoller(client, cfg.timeout, cfg.refreshInterval, cfg.refreshInterval),
-			maxAge: cfg.maxAge,
-			now:    time.Now,
+			poller:  newPoller(client, cfg.timeout, cfg.refreshInterval, cfg.refreshInterval),
+			maxAge:  cfg.maxAge,
+			now:     time.Now,
+			metrics: m,
 		}
 		go func() { defer close(pl.done); pl.background.run(ctx) }()
 	default:
 		pl.breaker = newBreaker(cfg.breakerThreshold, func(from, to breakerState, failures int) {
-			BreakerState.Set(float64(to))
+			m.breakerState(to)
 			switch {
 			case to == breakerOpen && from == breakerClosed:
 				logger.Info("Simulator circuit breaker opened: nodes score 0 without calling the simulator, which is probed in the background",
@@ -126,33 +133,33 @@ func (pl *CustomScore) PreScore(ctx context.Context, cycleState fwk.CycleState, 
 		var age time.Duration
 		sim, age = pl.background.newest()
 		if sim == nil {
-			FallbacksTotal.WithLabelValues(fallbackStale).Inc()
+			pl.metrics.fallback(fallbackStale)
 			logger.V(2).Info("No simulation younger than maxSimulationAge; scoring skipped", "pod", klog.KObj(pod), "age", age, "noneYet", age < 0)
 			return fwk.NewStatus(fwk.Skip)
 		}
 	} else {
 		if !pl.breaker.allow() {
-			FallbacksTotal.WithLabelValues(fallbackBreakerOpen).Inc()
+			pl.metrics.fallback(fallbackBreakerOpen)
 			logger.V(4).Info("Simulator skipped while the circuit breaker is open; scoring skipped", "pod", klog.KObj(pod))
 			return fwk.NewStatus(fwk.Skip)
 		}
 		start := time.Now()
 		fetched, made, result, err := pl.client.fetch(ctx, pl.attempts, pl.timeout)
-		CallDuration.WithLabelValues(result).Observe(time.Since(start).Seconds())
+		pl.metrics.call(result, time.Since(start))
 		if err != nil {
 			outcome := cycleFailedFast
 			if result == resultTimeout {
 				outcome = cycleTimedOut
 			}
 			pl.breaker.record(outcome)
-			FallbacksTotal.WithLabelValues(fallbackFailed).Inc()
+			pl.metrics.fallback(fallbackFailed)
 			logger.Info("Simulator unavailable; scoring skipped for this pod", "pod", klog.KObj(pod), "attempts", made, "err", err)
 			return fwk.NewStatus(fwk.Skip)
 		}
 		pl.breaker.record(cycleSucceeded)
 		sim = fetched
 	}
-	ScoredCyclesTotal.Inc()
+	pl.metrics.scored()
 	state.scores = sim.scores
 	if len(sim.invalid) > 0 {
 		logger.V(1).Info("Simulator sent nodes without a finite score; they score 0",

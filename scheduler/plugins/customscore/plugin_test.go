@@ -12,7 +12,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/component-base/metrics/testutil"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
@@ -32,6 +31,13 @@ func nodeInfos(names ...string) []fwk.NodeInfo {
 
 func newTestPlugin(t *testing.T, url, extraArgs string) *CustomScore {
 	t.Helper()
+	return newProfilePlugin(t, url, extraArgs, nil)
+}
+
+// newProfilePlugin makes the plugin as newTestPlugin does, with handle h
+// (nil: no framework, no profile).
+func newProfilePlugin(t *testing.T, url, extraArgs string, h fwk.Handle) *CustomScore {
+	t.Helper()
 	_, ctx := ktesting.NewTestContext(t)
 	args := fmt.Sprintf("simulatorURL: %s\n%s", url, extraArgs)
 	// Test defaults, unless extraArgs sets them.
@@ -40,10 +46,11 @@ func newTestPlugin(t *testing.T, url, extraArgs string) *CustomScore {
 			args += "\n" + d
 		}
 	}
-	pl, err := New(ctx, &runtime.Unknown{Raw: []byte(args), ContentType: runtime.ContentTypeYAML}, nil)
+	pl, err := New(ctx, testArgs(t, args), h)
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = pl.(*CustomScore).Close() })
 	return pl.(*CustomScore)
 }
 
@@ -135,7 +142,7 @@ func TestFallbackSkipsScoring(t *testing.T) {
 	status.Store(http.StatusServiceUnavailable)
 	srv, calls := simulator(t, &body, &status)
 	pl := newTestPlugin(t, srv.URL, "breakerFailureThreshold: 100")
-	before, _ := testutil.GetCounterMetricValue(FallbacksTotal.WithLabelValues(fallbackFailed))
+	before, _ := testutil.GetCounterMetricValue(FallbacksTotal.WithLabelValues(testProfile, fallbackFailed))
 
 	_, ctx := ktesting.NewTestContext(t)
 	if s := pl.PreScore(ctx, framework.NewCycleState(), st.MakePod().Name("p").Obj(), nodeInfos("n1", "n2")); !s.IsSkip() {
@@ -144,7 +151,7 @@ func TestFallbackSkipsScoring(t *testing.T) {
 	if calls.Load() != 3 {
 		t.Errorf("%d attempts, want 3 (the call and 2 retries)", calls.Load())
 	}
-	after, _ := testutil.GetCounterMetricValue(FallbacksTotal.WithLabelValues(fallbackFailed))
+	after, _ := testutil.GetCounterMetricValue(FallbacksTotal.WithLabelValues(testProfile, fallbackFailed))
 	if after-before != 1 {
 		t.Errorf("fallbacks grew by %v, want 1", after-before)
 	}
@@ -204,7 +211,7 @@ func TestSignPodRefusesBatching(t *testing.T) {
 
 func TestNewRejectsInvalidArgs(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
-	_, err := New(ctx, &runtime.Unknown{Raw: []byte("timeout: -1s"), ContentType: runtime.ContentTypeYAML}, nil)
+	_, err := New(ctx, testArgs(t, "timeout: -1s"), nil)
 	if err == nil {
 		t.Fatal("want an error for a negative timeout")
 	}

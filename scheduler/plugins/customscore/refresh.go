@@ -38,9 +38,10 @@ func probeWhileOpen(ctx context.Context, b *breaker, p *poller) {
 // (conditionally, so an unchanged answer costs a 304) and backing off up to
 // the same interval while it does not.
 type backgroundRefresh struct {
-	poller *poller
-	maxAge time.Duration
-	now    func() time.Time
+	poller  *poller
+	maxAge  time.Duration
+	now     func() time.Time
+	metrics *profileMetrics
 
 	mu sync.Mutex
 	// latest is the newest good simulation, from the request started last
@@ -87,11 +88,11 @@ func (r *backgroundRefresh) newest() (*simulation, time.Duration) {
 	sim, at := r.latest, r.at
 	r.mu.Unlock()
 	if sim == nil {
-		SimulationAge.Set(-1)
+		r.metrics.simulationAge(-1)
 		return nil, -1
 	}
 	age := r.now().Sub(at)
-	SimulationAge.Set(age.Seconds())
+	r.metrics.simulationAge(age)
 	if age > r.maxAge {
 		return nil, age
 	}

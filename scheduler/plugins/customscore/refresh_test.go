@@ -50,7 +50,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 
 func gauge(t *testing.T) float64 {
 	t.Helper()
-	g, err := testutil.GetGaugeMetricValue(BreakerState)
+	g, err := testutil.GetGaugeMetricValue(BreakerState.WithLabelValues(testProfile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func gauge(t *testing.T) float64 {
 
 func fallbacks(t *testing.T, reason string) float64 {
 	t.Helper()
-	v, err := testutil.GetCounterMetricValue(FallbacksTotal.WithLabelValues(reason))
+	v, err := testutil.GetCounterMetricValue(FallbacksTotal.WithLabelValues(testProfile, reason))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +156,7 @@ func TestBackgroundModeNeverWaits(t *testing.T) {
 
 func TestBackgroundKeepsTheNewestAnswer(t *testing.T) {
 	now := time.Unix(1000, 0)
-	r := &backgroundRefresh{maxAge: time.Second, now: func() time.Time { return now }}
+	r := &backgroundRefresh{maxAge: time.Second, now: func() time.Time { return now }, metrics: newProfileMetrics(testProfile)}
 	if sim, age := r.newest(); sim != nil || age != -1 {
 		t.Fatalf("newest() before any answer = %v, %v", sim, age)
 	}
