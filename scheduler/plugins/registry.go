@@ -2,7 +2,10 @@
 package plugins
 
 import (
+	"sort"
+
 	"k8s.io/kubernetes/cmd/kube-scheduler/app"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 
 	"kns3.dev/kns3/scheduler/plugins/custombind"
 	"kns3.dev/kns3/scheduler/plugins/customfilter"
@@ -12,12 +15,30 @@ import (
 // ProfileName is the scheduler name of the KNS-3 profile.
 const ProfileName = "kns-3-scheduler"
 
-// Options returns the out-of-tree registry options that add the three KNS-3
-// plugins to kube-scheduler, for app.NewSchedulerCommand or app.Setup.
-func Options() []app.Option {
-	return []app.Option{
-		app.WithPlugin(customfilter.Name, customfilter.New),
-		app.WithPlugin(customscore.Name, customscore.New),
-		app.WithPlugin(custombind.Name, custombind.New),
+// Registry returns the KNS-3 plugins by name: the out-of-tree registry the
+// kns-3-scheduler binary adds to kube-scheduler's (see Options), and the one
+// harnesses that take a registry (scheduler_perf) are given.
+func Registry() frameworkruntime.Registry {
+	return frameworkruntime.Registry{
+		customfilter.Name: customfilter.New,
+		customscore.Name:  customscore.New,
+		custombind.Name:   custombind.New,
 	}
+}
+
+// Options returns the out-of-tree registry options that add the KNS-3
+// plugins of Registry to kube-scheduler, for app.NewSchedulerCommand or
+// app.Setup.
+func Options() []app.Option {
+	registry := Registry()
+	names := make([]string, 0, len(registry))
+	for name := range registry {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	options := make([]app.Option, 0, len(names))
+	for _, name := range names {
+		options = append(options, app.WithPlugin(name, registry[name]))
+	}
+	return options
 }

@@ -20,53 +20,85 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
 	_ "k8s.io/component-base/logs/json/register"
-	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 	perf "k8s.io/kubernetes/test/integration/scheduler_perf"
 	"k8s.io/kubernetes/test/utils/client-go/ktesting"
 
-	"kns3.dev/kns3/scheduler/plugins/custombind"
-	"kns3.dev/kns3/scheduler/plugins/customfilter"
-	"kns3.dev/kns3/scheduler/plugins/customscore"
+	"kns3.dev/kns3/scheduler/plugins"
 	"kns3.dev/kns3/simulator/scenario"
 	"kns3.dev/kns3/simulator/server"
 )
 
-// simulatorAddr is where kns3-scheduler-config.yaml points the plugin.
-const simulatorAddr = "127.0.0.1:18477"
-
 var simulator = server.New()
 
+// perfConfig is performance-config.yaml as the benchmark runs it, with the
+// kns-3-scheduler profile generated from deploy/scheduler-config.yaml
+// (profile.go says what differs).
+var perfConfig string
+
 func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
 	if err := ensureEtcd(); err != nil {
 		fmt.Fprintf(os.Stderr, "perf: %v\n", err)
-		os.Exit(1)
+		return 1
 	}
-	ln, err := net.Listen("tcp", simulatorAddr)
+	dir, err := os.MkdirTemp("", "kns3-perf-")
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "perf: %v\n", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	if perfConfig, err = writeConfigs(dir); err != nil {
+		fmt.Fprintf(os.Stderr, "perf: %v\n", err)
+		return 1
+	}
+	ln, err := net.Listen("tcp", SimulatorAddr)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "perf: simulator stub: %v\n", err)
-		os.Exit(1)
+		return 1
 	}
 	srv := &http.Server{Handler: simulator.Handler(), ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
+	defer srv.Close()
 	if err := perf.InitTests(); err != nil {
 		fmt.Fprintf(os.Stderr, "perf: %v\n", err)
-		os.Exit(1)
+		return 1
 	}
-	code := m.Run()
-	_ = srv.Close()
-	os.Exit(code)
+	return m.Run()
 }
 
-func registry() frameworkruntime.Registry {
-	return frameworkruntime.Registry{
-		customfilter.Name: customfilter.New,
-		customscore.Name:  customscore.New,
-		custombind.Name:   custombind.New,
+// writeConfigs writes the kns-3-scheduler profile and the test cases that
+// use it into dir, and returns the test cases' path.
+func writeConfigs(dir string) (string, error) {
+	shipped, err := os.ReadFile(DeployConfigPath)
+	if err != nil {
+		return "", err
 	}
+	profile, err := Profile(shipped)
+	if err != nil {
+		return "", err
+	}
+	profilePath := filepath.Join(dir, ProfileFile)
+	if err := os.WriteFile(profilePath, profile, 0o644); err != nil {
+		return "", err
+	}
+	cases, err := os.ReadFile("performance-config.yaml")
+	if err != nil {
+		return "", err
+	}
+	if cases, err = PerformanceConfig(cases, profilePath); err != nil {
+		return "", fmt.Errorf("performance-config.yaml: %w", err)
+	}
+	path := filepath.Join(dir, "performance-config.yaml")
+	return path, os.WriteFile(path, cases, 0o644)
 }
 
+// BenchmarkPerfScheduling runs the test cases with the plugins the
+// kns-3-scheduler binary registers.
 func BenchmarkPerfScheduling(b *testing.B) {
-	perf.RunBenchmarkPerfScheduling(b, "performance-config.yaml", "kns3", registry(), perf.WithPrepareFn(scoreEveryNode))
+	perf.RunBenchmarkPerfScheduling(b, perfConfig, "kns3", plugins.Registry(), perf.WithPrepareFn(scoreEveryNode))
 }
 
 // scoreEveryNode keeps the stub's scenario naming every node of the test

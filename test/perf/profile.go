@@ -1,0 +1,93 @@
+// Package perf benchmarks KNS-3 on upstream's scheduler_perf harness
+// (perf_test.go, build tag perf; `make bench`). The kns-3-scheduler profile
+// it runs is the shipped one, derived here; the plugins are the binary's
+// (plugins.Registry).
+package perf
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+
+	"sigs.k8s.io/yaml"
+
+	"kns3.dev/kns3/scheduler/plugins"
+	"kns3.dev/kns3/scheduler/plugins/customscore"
+)
+
+const (
+	// DeployConfigPath is the configuration the product ships, seen from
+	// this directory (where go test and the benchmark run).
+	DeployConfigPath = "../../deploy/scheduler-config.yaml"
+	// ProfileFile is the name performance-config.yaml gives the
+	// kns-3-scheduler profile as its schedulerConfigPath. No such file is
+	// kept: the benchmark writes Profile's output at start.
+	ProfileFile = "kns3-scheduler-config.yaml"
+	// SimulatorAddr is where the benchmark serves the simulator stub.
+	SimulatorAddr = "127.0.0.1:18477"
+)
+
+// Profile returns the shipped KubeSchedulerConfiguration (the content of
+// deploy/scheduler-config.yaml) as the benchmark runs it. The only
+// difference: in the kns-3-scheduler profile, CustomScorePlugin's args
+// point simulatorURL at the stub on SimulatorAddr (a pluginConfig entry is
+// added if the shipped one has none; its other args stay as shipped).
+// Everything else, plugins, weights and scheduler settings, is the
+// shipped configuration's.
+func Profile(deployConfig []byte) ([]byte, error) {
+	var cfg map[string]any
+	if err := yaml.UnmarshalStrict(deployConfig, &cfg); err != nil {
+		return nil, fmt.Errorf("the shipped scheduler configuration: %w", err)
+	}
+	profiles, _ := cfg["profiles"].([]any)
+	var profile map[string]any
+	for _, p := range profiles {
+		if p, ok := p.(map[string]any); ok && p["schedulerName"] == plugins.ProfileName {
+			profile = p
+		}
+	}
+	if profile == nil {
+		return nil, fmt.Errorf("the shipped scheduler configuration has no %s profile", plugins.ProfileName)
+	}
+	pluginConfig, _ := profile["pluginConfig"].([]any)
+	var args map[string]any
+	for _, pc := range pluginConfig {
+		if pc, ok := pc.(map[string]any); ok && pc["name"] == customscore.Name {
+			if pc["args"] == nil {
+				pc["args"] = map[string]any{}
+			}
+			if args, ok = pc["args"].(map[string]any); !ok {
+				return nil, fmt.Errorf("%s profile: %s args are %T, want a map", plugins.ProfileName, customscore.Name, pc["args"])
+			}
+		}
+	}
+	if args == nil {
+		args = map[string]any{}
+		profile["pluginConfig"] = append(pluginConfig, map[string]any{"name": customscore.Name, "args": args})
+	}
+	args["simulatorURL"] = "http://" + SimulatorAddr
+	return yaml.Marshal(cfg)
+}
+
+// profileRef is a schedulerConfigPath naming ProfileFile.
+var profileRef = regexp.MustCompile(`(?m)^([ \t]*schedulerConfigPath:[ \t]*)` + regexp.QuoteMeta(ProfileFile) + `[ \t]*$`)
+
+// PerformanceConfig returns the test cases of performance-config.yaml
+// (perfConfig) with each schedulerConfigPath that names ProfileFile
+// pointing at profilePath instead, where the benchmark wrote Profile's
+// output. Template paths stay relative to this directory.
+func PerformanceConfig(perfConfig []byte, profilePath string) ([]byte, error) {
+	if !profileRef.Match(perfConfig) {
+		return nil, fmt.Errorf("no test case has schedulerConfigPath: %s", ProfileFile)
+	}
+	// A JSON string is a YAML scalar, whatever the path holds.
+	quoted, err := json.Marshal(profilePath)
+	if err != nil {
+		return nil, err
+	}
+	return profileRef.ReplaceAllFunc(perfConfig, func(line []byte) []byte {
+		prefix := profileRef.FindSubmatch(line)[1]
+		return append(bytes.Clone(prefix), quoted...)
+	}), nil
+}

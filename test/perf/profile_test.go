@@ -1,0 +1,304 @@
+package perf
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	schedconfig "k8s.io/kubernetes/pkg/scheduler/apis/config"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config/scheme"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config/validation"
+	intree "k8s.io/kubernetes/pkg/scheduler/framework/plugins"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+	"sigs.k8s.io/yaml"
+
+	kns3config "kns3.dev/kns3/scheduler/apis/config"
+	"kns3.dev/kns3/scheduler/plugins"
+	"kns3.dev/kns3/scheduler/plugins/customscore"
+)
+
+// These tests run without the perf tag (go test ./..., Bazel): they keep
+// the benchmark's profile and plugins those of the product.
+
+func read(t *testing.T, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+func unmarshal(t *testing.T, data []byte) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := yaml.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// withoutStub undoes Profile's one change to a configuration: the stub's
+// simulatorURL, and the pluginConfig entry or list that held only it.
+func withoutStub(t *testing.T, cfg map[string]any) {
+	t.Helper()
+	for _, p := range cfg["profiles"].([]any) {
+		profile := p.(map[string]any)
+		if profile["schedulerName"] != plugins.ProfileName {
+			continue
+		}
+		var kept []any
+		for _, pc := range profile["pluginConfig"].([]any) {
+			entry := pc.(map[string]any)
+			if entry["name"] == customscore.Name {
+				args := entry["args"].(map[string]any)
+				if args["simulatorURL"] != "http://"+SimulatorAddr {
+					t.Errorf("%s simulatorURL = %v, want the stub's http://%s", customscore.Name, args["simulatorURL"], SimulatorAddr)
+				}
+				delete(args, "simulatorURL")
+				if len(args) == 0 {
+					continue
+				}
+			}
+			kept = append(kept, entry)
+		}
+		if kept == nil {
+			delete(profile, "pluginConfig")
+		} else {
+			profile["pluginConfig"] = kept
+		}
+	}
+}
+
+// The benchmark's profile is the shipped one but for the stub's address.
+func TestProfileIsTheShippedOne(t *testing.T) {
+	shipped := read(t, DeployConfigPath)
+	generated, err := Profile(shipped)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := unmarshal(t, generated)
+	withoutStub(t, got)
+	if diff := cmp.Diff(unmarshal(t, shipped), got); diff != "" {
+		t.Errorf("the benchmark's profile differs from %s in more than the stub's address (-shipped,+benchmark):\n%s", DeployConfigPath, diff)
+	}
+}
+
+func TestProfile(t *testing.T) {
+	const head = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+	for _, tt := range []struct {
+		name, in, want, wantErr string
+	}{
+		{name: "no pluginConfig",
+			in: head + "profiles:\n- schedulerName: kns-3-scheduler\n",
+			want: head + "profiles:\n- schedulerName: kns-3-scheduler\n  pluginConfig:\n  - name: CustomScorePlugin\n" +
+				"    args: {simulatorURL: 'http://127.0.0.1:18477'}\n"},
+		{name: "shipped args are kept, the URL replaced",
+			in: head + "profiles:\n- schedulerName: kns-3-scheduler\n  pluginConfig:\n  - name: CustomFilterPlugin\n    args: {x: 1}\n" +
+				"  - name: CustomScorePlugin\n    args: {simulatorURL: 'http://127.0.0.1:80', retries: 2}\n",
+			want: head + "profiles:\n- schedulerName: kns-3-scheduler\n  pluginConfig:\n  - name: CustomFilterPlugin\n    args: {x: 1}\n" +
+				"  - name: CustomScorePlugin\n    args: {simulatorURL: 'http://127.0.0.1:18477', retries: 2}\n"},
+		{name: "an entry without args",
+			in:   head + "profiles:\n- schedulerName: kns-3-scheduler\n  pluginConfig:\n  - name: CustomScorePlugin\n",
+			want: head + "profiles:\n- schedulerName: kns-3-scheduler\n  pluginConfig:\n  - name: CustomScorePlugin\n    args: {simulatorURL: 'http://127.0.0.1:18477'}\n"},
+		{name: "other profiles are left alone",
+			in: head + "profiles:\n- schedulerName: default-scheduler\n- schedulerName: kns-3-scheduler\n",
+			want: head + "profiles:\n- schedulerName: default-scheduler\n- schedulerName: kns-3-scheduler\n  pluginConfig:\n  - name: CustomScorePlugin\n" +
+				"    args: {simulatorURL: 'http://127.0.0.1:18477'}\n"},
+		{name: "no kns-3-scheduler profile",
+			in: head + "profiles:\n- schedulerName: default-scheduler\n", wantErr: "no kns-3-scheduler profile"},
+		{name: "not a configuration", in: "- a\n", wantErr: "shipped scheduler configuration"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Profile([]byte(tt.in))
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("Profile error = %v, want one containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(unmarshal(t, []byte(tt.want)), unmarshal(t, got)); diff != "" {
+				t.Errorf("Profile (-want,+got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// loadProfile decodes, defaults and validates the benchmark's profile as
+// scheduler_perf does.
+func loadProfile(t *testing.T) *schedconfig.KubeSchedulerProfile {
+	t.Helper()
+	generated, err := Profile(read(t, DeployConfigPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj, _, err := scheme.Codecs.UniversalDecoder().Decode(generated, nil, nil)
+	if err != nil {
+		t.Fatalf("decoding the benchmark's profile: %v", err)
+	}
+	cfg, ok := obj.(*schedconfig.KubeSchedulerConfiguration)
+	if !ok {
+		t.Fatalf("the benchmark's profile decodes to %T", obj)
+	}
+	if err := validation.ValidateKubeSchedulerConfiguration(cfg); err != nil {
+		t.Fatalf("the benchmark's profile is invalid: %v", err)
+	}
+	for i := range cfg.Profiles {
+		if cfg.Profiles[i].SchedulerName == plugins.ProfileName {
+			return &cfg.Profiles[i]
+		}
+	}
+	t.Fatalf("the benchmark's configuration has no %s profile", plugins.ProfileName)
+	return nil
+}
+
+func TestProfileLoads(t *testing.T) {
+	profile := loadProfile(t)
+	for _, pc := range profile.PluginConfig {
+		if pc.Name != customscore.Name {
+			continue
+		}
+		args, ok := pc.Args.(*kns3config.CustomScorePluginArgs)
+		if !ok {
+			t.Fatalf("%s args decode to %T", customscore.Name, pc.Args)
+		}
+		if want := "http://" + SimulatorAddr; args.SimulatorURL != want {
+			t.Errorf("%s simulatorURL = %q, want %q", customscore.Name, args.SimulatorURL, want)
+		}
+		return
+	}
+	t.Errorf("the benchmark's profile configures no %s", customscore.Name)
+}
+
+func names(r frameworkruntime.Registry) []string {
+	var n []string
+	for name := range r {
+		n = append(n, name)
+	}
+	sort.Strings(n)
+	return n
+}
+
+// The benchmark registers plugins.Registry; the binary registers
+// plugins.Options. They must be the same plugins, and the profile must
+// enable every one of them and nothing else from outside the tree.
+func TestPluginsAreTheBinarys(t *testing.T) {
+	registry := plugins.Registry()
+	fromOptions := frameworkruntime.Registry{}
+	for _, opt := range plugins.Options() {
+		if err := opt(fromOptions); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if diff := cmp.Diff(names(registry), names(fromOptions)); diff != "" {
+		t.Errorf("plugins.Options registers other plugins than plugins.Registry (-Registry,+Options):\n%s", diff)
+	}
+
+	enabled := map[string]bool{}
+	sets := reflect.ValueOf(loadProfile(t).Plugins).Elem()
+	for i := 0; i < sets.NumField(); i++ {
+		set, ok := sets.Field(i).Interface().(schedconfig.PluginSet)
+		if !ok {
+			continue
+		}
+		for _, p := range set.Enabled {
+			enabled[p.Name] = true
+		}
+	}
+	inTree := intree.NewInTreeRegistry()
+	for name := range enabled {
+		if _, ok := inTree[name]; !ok && registry[name] == nil {
+			t.Errorf("%s enables %s, which neither kube-scheduler nor plugins.Registry has", DeployConfigPath, name)
+		}
+	}
+	for _, name := range names(registry) {
+		if !enabled[name] {
+			t.Errorf("%s does not enable %s: the benchmark would not measure it", DeployConfigPath, name)
+		}
+	}
+}
+
+type testCase struct {
+	Name                   string `json:"name"`
+	SchedulerConfigPath    string `json:"schedulerConfigPath"`
+	DefaultPodTemplatePath string `json:"defaultPodTemplatePath"`
+	WorkloadTemplate       []struct {
+		Opcode          string `json:"opcode"`
+		PodTemplatePath string `json:"podTemplatePath"`
+	} `json:"workloadTemplate"`
+}
+
+func testCases(t *testing.T, data []byte) []testCase {
+	t.Helper()
+	var cases []testCase
+	if err := yaml.Unmarshal(data, &cases); err != nil {
+		t.Fatal(err)
+	}
+	return cases
+}
+
+func TestPerformanceConfig(t *testing.T) {
+	if _, err := os.Stat(ProfileFile); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("%s exists (%v): the benchmark generates it from %s; a copy would drift", ProfileFile, err, DeployConfigPath)
+	}
+	original := read(t, "performance-config.yaml")
+	const path = "/tmp/perf run/kns3-scheduler-config.yaml"
+	rewritten, err := PerformanceConfig(original, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, after := testCases(t, original), testCases(t, rewritten)
+	if len(before) != len(after) {
+		t.Fatalf("PerformanceConfig changed the number of test cases: %d, then %d", len(before), len(after))
+	}
+	uses := 0
+	for i, tc := range before {
+		want := tc
+		if tc.SchedulerConfigPath == ProfileFile {
+			want.SchedulerConfigPath = path
+			uses++
+		}
+		if diff := cmp.Diff(want, after[i]); diff != "" {
+			t.Errorf("test case %s (-want,+got):\n%s", tc.Name, diff)
+		}
+		if tc.SchedulerConfigPath != ProfileFile {
+			continue
+		}
+		// The pods of a case on the kns-3-scheduler profile must ask for it.
+		templates := []string{tc.DefaultPodTemplatePath}
+		for _, op := range tc.WorkloadTemplate {
+			templates = append(templates, op.PodTemplatePath)
+		}
+		for _, tmpl := range templates {
+			if tmpl == "" {
+				continue
+			}
+			var pod struct {
+				Spec struct {
+					SchedulerName string `json:"schedulerName"`
+				} `json:"spec"`
+			}
+			if err := yaml.Unmarshal(read(t, tmpl), &pod); err != nil {
+				t.Fatal(err)
+			}
+			if pod.Spec.SchedulerName != plugins.ProfileName {
+				t.Errorf("%s: %s asks for scheduler %q, want %s", tc.Name, tmpl, pod.Spec.SchedulerName, plugins.ProfileName)
+			}
+		}
+	}
+	if uses == 0 {
+		t.Errorf("no test case of performance-config.yaml runs the kns-3-scheduler profile (schedulerConfigPath: %s)", ProfileFile)
+	}
+
+	if _, err := PerformanceConfig([]byte("- name: Default\n"), path); err == nil {
+		t.Error("PerformanceConfig accepted test cases that never use the profile")
+	}
+}
