@@ -57,8 +57,8 @@ func (pl *CustomFilter) Name() string { return Name }
 
 // Filter rejects a node labeled scheduler=disabled, and a node without
 // capability=rigorous for a pod annotated kns-3-scheduler/qos=rigorous.
-// Both are Unschedulable rather than UnschedulableAndUnresolvable: the seed
-// asks for Unschedulable, and a label can change at any time.
+// Both are Unschedulable rather than UnschedulableAndUnresolvable: the KNS-3
+// specification asks for Unschedulable, and a label can change at any time.
 func (pl *CustomFilter) Filter(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, nodeInfo fwk.NodeInfo) *fwk.Status {
 	node := nodeInfo.Node()
 	if reason := rejection(pod, node); reason != "" {
