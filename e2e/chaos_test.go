@@ -7,31 +7,32 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"sync"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
+	st "k8s.io/kubernetes/pkg/scheduler/testing"
+	"sigs.k8s.io/e2e-framework/klient/wait"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 	"sigs.k8s.io/e2e-framework/pkg/features"
 
-	"kns3.dev/kns3/test/pods"
 	"kns3.dev/kns3/tools/kindenv"
 )
 
 const (
 	// stallBound is what one outage may cost a pod: one scheduling cycle's
-	// retry budget with the seed's numbers (3 attempts × 5 s + 2 × 100 ms),
+	// retry budget with the specification's numbers (3 attempts × 5 s + 2 × 100 ms),
 	// plus 3 s for the cluster's own create-to-bind path.
 	stallBound = 15200*time.Millisecond + 3*time.Second
 	// recoveryBound: once the simulator answers again, new pods follow its
 	// ranking within this time (the breaker's prober asks at least every
 	// second; the rest is the port-forward and pod creation).
 	recoveryBound = 5 * time.Second
-	scoredCycles  = `kns3_simulator_scored_cycles_total`
+	scoredCycles  = `kns3_simulator_scored_cycles_total{profile="kns-3-scheduler"}`
 )
 
 // TestSimulatorChaos runs the deployed pod's simulator through a hang, a
@@ -39,10 +40,10 @@ const (
 // recovery. Every pod must be bound, no outage may stall a pod longer than
 // one cycle's retry budget, and ranking must resume within seconds.
 func TestSimulatorChaos(t *testing.T) {
-	f := features.New("a sick simulator never stalls scheduling").
+	f := inNamespace(features.New("a sick simulator never stalls scheduling"), "kns3-e2e-chaos").
 		Assess("hang, errors, crash: every pod bound, bounded stalls, fast recovery",
 			func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-				c := newCluster(t, cfg, "kns3-e2e-chaos")
+				c := newCluster(t, cfg)
 				binds := c.watchBinds()
 				restarts := c.containerRestarts()
 				t.Cleanup(func() {
@@ -70,10 +71,10 @@ func TestSimulatorChaos(t *testing.T) {
 				// 4. The simulator exits; the kubelet restarts its container.
 				c.setScenarioText("source: chaos-exit\nnodes:\n" + scores(c.plain, 0.9, c.rigorous, 0.1) + "fault: {exit_code: 3}\n")
 				var crashPods []string
-				err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
+				err := wait.For(func(context.Context) (bool, error) {
 					crashPods = append(crashPods, binds.create(c, fmt.Sprintf("crash-%d", len(crashPods)), 1)...)
 					return c.containerRestarts()[kindenv.SimulatorContainer] > restarts[kindenv.SimulatorContainer], nil
-				})
+				}, wait.WithContext(ctx), wait.WithInterval(500*time.Millisecond), wait.WithTimeout(2*time.Minute), wait.WithImmediate())
 				if err != nil {
 					t.Fatalf("the simulator container was not restarted: %v", err)
 				}
@@ -129,14 +130,18 @@ func (c *cluster) watchBinds() *bindWatch {
 	return b
 }
 
-// create creates n pods at once, recording their creation times, and
-// returns their names.
-func (b *bindWatch) create(c *cluster, prefix string, n int, opts ...pods.Option) []string {
+// create creates n pods at once, each changed by opts, recording their
+// creation times, and returns their names.
+func (b *bindWatch) create(c *cluster, prefix string, n int, opts ...func(*st.PodWrapper)) []string {
 	c.t.Helper()
 	names := make([]string, n)
 	for i := range names {
 		names[i] = fmt.Sprintf("%s-%d", prefix, i)
-		c.createPod(names[i], opts...)
+		p := st.MakePod().Name(names[i])
+		for _, o := range opts {
+			o(p)
+		}
+		c.createPod(p)
 		b.mu.Lock()
 		b.created[names[i]] = time.Now()
 		b.mu.Unlock()
@@ -150,7 +155,7 @@ func (c *cluster) expectBoundWithin(b *bindWatch, names []string, bound time.Dur
 	c.t.Helper()
 	var worst time.Duration
 	var worstPod string
-	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 3*time.Minute, true, func(context.Context) (bool, error) {
+	err := wait.For(func(context.Context) (bool, error) {
 		b.mu.Lock()
 		defer b.mu.Unlock()
 		worst, worstPod = 0, ""
@@ -164,7 +169,7 @@ func (c *cluster) expectBoundWithin(b *bindWatch, names []string, bound time.Dur
 			}
 		}
 		return true, nil
-	})
+	}, wait.WithInterval(100*time.Millisecond), wait.WithTimeout(3*time.Minute), wait.WithImmediate())
 	if err != nil {
 		c.t.Fatalf("%s: not every one of %d pods was bound: %v", during, len(names), err)
 	}
@@ -215,17 +220,17 @@ func (c *cluster) expectRecovery(b *bindWatch, source, nodesYAML, want, other st
 
 // preferNode gives a pod a preferred node affinity for node: worth at most
 // 200 points (NodeAffinity's weight 2 × 100), against up to 1,000 from the
-// network score (weight 10 × 100).
-func preferNode(node string) pods.Option {
-	return func(p *v1.Pod) {
-		p.Spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{
+// network score (weight 10 × 100). st builds required node affinity only.
+func preferNode(node string) func(*st.PodWrapper) {
+	return func(p *st.PodWrapper) {
+		p.NodeAffinity(&v1.NodeAffinity{
 			PreferredDuringSchedulingIgnoredDuringExecution: []v1.PreferredSchedulingTerm{{
 				Weight: 100,
 				Preference: v1.NodeSelectorTerm{MatchExpressions: []v1.NodeSelectorRequirement{
 					{Key: v1.LabelHostname, Operator: v1.NodeSelectorOpIn, Values: []string{node}},
 				}},
 			}},
-		}}
+		})
 	}
 }
 
@@ -264,17 +269,19 @@ func (c *cluster) setScenarioDoc(doc string, served func(simulate, error) bool) 
 	c.setScenarioText(doc)
 	var lastErr error
 	var last simulate
-	err := wait.PollUntilContextTimeout(context.Background(), time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+	err := wait.For(func(ctx context.Context) (bool, error) {
 		last, lastErr = c.getSimulate(ctx)
 		return served(last, lastErr), nil
-	})
+	}, wait.WithInterval(time.Second), wait.WithTimeout(2*time.Minute), wait.WithImmediate())
 	if err != nil {
-		c.t.Fatalf("the simulator did not take the new scenario: last answer %+v, %v: %v", last, lastErr, err)
+		c.t.Fatalf("the simulator did not take the new scenario: last answer %v, %v: %v", last, lastErr, err)
 	}
 }
 
 func servesSource(source string) func(simulate, error) bool {
-	return func(s simulate, err error) bool { return err == nil && s.status == 200 && s.source == source }
+	return func(s simulate, err error) bool {
+		return err == nil && s.status == http.StatusOK && s.resp != nil && s.resp.Source == source
+	}
 }
 
 // isHanging: the request was accepted and timed out unanswered.

@@ -6,7 +6,6 @@ import (
 	"bufio"
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -16,45 +15,88 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	st "k8s.io/kubernetes/pkg/scheduler/testing"
+	"sigs.k8s.io/e2e-framework/klient/k8s"
+	"sigs.k8s.io/e2e-framework/klient/wait"
+	klientcond "sigs.k8s.io/e2e-framework/klient/wait/conditions"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
+	"sigs.k8s.io/e2e-framework/pkg/envfuncs"
+	"sigs.k8s.io/e2e-framework/pkg/features"
 
-	"kns3.dev/kns3/scheduler/plugins"
+	kns3 "kns3.dev/kns3"
 	"kns3.dev/kns3/scheduler/plugins/custombind"
 	"kns3.dev/kns3/scheduler/plugins/customfilter"
+	"kns3.dev/kns3/simulator/api"
+	"kns3.dev/kns3/test/conditions"
 	"kns3.dev/kns3/test/pods"
 	"kns3.dev/kns3/tools/kindenv"
 )
 
 const (
 	waitTimeout = 90 * time.Second
-	// workloadImage is loaded on every node with the cluster; as a workload
-	// it just serves on the pod's loopback.
-	workloadImage = "kns-3-simulator:v0.1.0"
+	// simulateTimeout bounds one GET /simulate: a hanging simulator is one
+	// of the states tests ask about.
+	simulateTimeout = 3 * time.Second
 )
 
-// cluster is one test's view of the kind cluster.
+// barriers counts awaitNodeLabel's pods, for names unique in a feature's
+// namespace, which its assessments share (features run one at a time).
+var barriers int
+
+// workloadImage is loaded on every node with the cluster; as a workload
+// it just serves on the pod's loopback.
+var workloadImage = "kns-3-simulator:" + kns3.Version
+
+// inNamespace gives a feature its own namespace: a feature-level Setup
+// creates it and waits for its default ServiceAccount (which pods need),
+// the Teardown deletes it. Assessments find it as cfg.Namespace().
+func inNamespace(f *features.FeatureBuilder, name string) *features.FeatureBuilder {
+	return f.
+		WithSetup("create namespace "+name, func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			ctx, err := envfuncs.CreateNamespace(name)(ctx, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sa := &v1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: name}}
+			if err := wait.For(klientcond.New(cfg.Client().Resources()).ResourceMatch(sa, func(k8s.Object) bool { return true }),
+				wait.WithContext(ctx), wait.WithInterval(200*time.Millisecond), wait.WithTimeout(time.Minute), wait.WithImmediate()); err != nil {
+				t.Fatalf("namespace %s has no default ServiceAccount: %v", name, err)
+			}
+			return ctx
+		}).
+		WithTeardown("delete namespace "+name, func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			ctx, err := envfuncs.DeleteNamespace(name)(ctx, cfg)
+			if err != nil {
+				t.Error(err)
+			}
+			return ctx
+		})
+}
+
+// cluster is one assessment's view of the kind cluster and its feature's
+// namespace.
 type cluster struct {
 	t      *testing.T
 	cfg    *rest.Config
 	client kubernetes.Interface
 	ns     string
-	// barriers counts awaitNodeLabel's pods, for unique names.
-	barriers int
 	// The workers, by role (deploy/kind/cluster.yaml).
 	disabled, rigorous, plain string
 }
 
-func newCluster(t *testing.T, envCfg *envconf.Config, namespace string) *cluster {
+func newCluster(t *testing.T, envCfg *envconf.Config) *cluster {
 	t.Helper()
 	cfg := envCfg.Client().RESTConfig()
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &cluster{t: t, cfg: cfg, client: client, ns: namespace}
+	c := &cluster{t: t, cfg: cfg, client: client, ns: envCfg.Namespace()}
+	if c.ns == "" {
+		t.Fatal("the feature has no namespace (inNamespace)")
+	}
 	nodes, err := client.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -75,44 +117,31 @@ func newCluster(t *testing.T, envCfg *envconf.Config, namespace string) *cluster
 	if c.disabled == "" || c.rigorous == "" || c.plain == "" {
 		t.Fatalf("cluster lacks a labeled worker: disabled=%q rigorous=%q plain=%q", c.disabled, c.rigorous, c.plain)
 	}
-	ns := &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}
-	if _, err := client.CoreV1().Namespaces().Create(context.Background(), ns, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = client.CoreV1().Namespaces().Delete(context.Background(), namespace, metav1.DeleteOptions{})
-	})
 	return c
 }
 
-// createPod creates a pod for the kns-3-scheduler profile.
-func (c *cluster) createPod(name string, opts ...pods.Option) {
+// createPod creates p, built with st.MakePod(), for the kns-3-scheduler
+// profile.
+func (c *cluster) createPod(p *st.PodWrapper) {
 	c.t.Helper()
+	pod := pods.ForProfile(p, c.ns, workloadImage).ZeroTerminationGracePeriod().Obj()
+	app := &pod.Spec.Containers[0]
+	app.ImagePullPolicy = v1.PullNever
+	app.Args = []string{"--listen=127.0.0.1:8080"}
 	nonRoot := true
-	pod := &v1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: c.ns},
-		Spec: v1.PodSpec{
-			SchedulerName: plugins.ProfileName,
-			Containers: []v1.Container{{
-				Name: "app", Image: workloadImage, ImagePullPolicy: v1.PullNever,
-				Args: []string{"--listen=127.0.0.1:8080"},
-			}},
-			SecurityContext:               &v1.PodSecurityContext{RunAsNonRoot: &nonRoot},
-			TerminationGracePeriodSeconds: new(int64),
-		},
-	}
-	pods.Apply(pod, opts...)
+	pod.Spec.SecurityContext = &v1.PodSecurityContext{RunAsNonRoot: &nonRoot}
 	if _, err := c.client.CoreV1().Pods(c.ns).Create(context.Background(), pod, metav1.CreateOptions{}); err != nil {
-		c.t.Fatalf("creating pod %s: %v", name, err)
+		c.t.Fatalf("creating pod %s: %v", pod.Name, err)
 	}
 }
 
 // expectPlaced creates a pod, waits until it is bound and reports an error
 // unless it landed on want (why: the rule that sends it there). Its node is
 // recorded in bound, for boundLogged.
-func (c *cluster) expectPlaced(bound map[string]string, name, want, why string, opts ...pods.Option) {
+func (c *cluster) expectPlaced(bound map[string]string, p *st.PodWrapper, want, why string) {
 	c.t.Helper()
-	c.createPod(name, opts...)
+	name := p.Obj().Name
+	c.createPod(p)
 	node := c.scheduled(name)
 	bound[name] = node
 	if node != want {
@@ -123,77 +152,39 @@ func (c *cluster) expectPlaced(bound map[string]string, name, want, why string, 
 // scheduled waits until the pod is bound and returns its node.
 func (c *cluster) scheduled(name string) string {
 	c.t.Helper()
-	var node string
-	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, waitTimeout, true, func(ctx context.Context) (bool, error) {
-		pod, err := c.client.CoreV1().Pods(c.ns).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return false, err
-		}
-		node = pod.Spec.NodeName
-		return node != "", nil
-	})
-	if err != nil {
-		c.t.Fatalf("pod %s/%s was not scheduled: %v (%s)", c.ns, name, err, c.schedulingMessage(name))
+	ctx := context.Background()
+	if err := wait.For(conditions.PodScheduled(c.client, c.ns, name), wait.WithContext(ctx),
+		wait.WithInterval(200*time.Millisecond), wait.WithTimeout(waitTimeout), wait.WithImmediate()); err != nil {
+		c.t.Fatalf("pod %s/%s was not scheduled: %v (%s)", c.ns, name, err, conditions.SchedulingMessage(ctx, c.client, c.ns, name))
 	}
-	return node
+	pod, err := c.client.CoreV1().Pods(c.ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return pod.Spec.NodeName
 }
 
 // unschedulable waits for a FailedScheduling event and returns its message;
 // the pod must stay unbound.
 func (c *cluster) unschedulable(name string) string {
 	c.t.Helper()
-	var message string
-	err := wait.PollUntilContextTimeout(context.Background(), 500*time.Millisecond, waitTimeout, true, func(ctx context.Context) (bool, error) {
-		pod, err := c.client.CoreV1().Pods(c.ns).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return false, err
-		}
-		if pod.Spec.NodeName != "" {
-			return false, fmt.Errorf("pod was bound to %s", pod.Spec.NodeName)
-		}
-		events, err := c.client.CoreV1().Events(c.ns).List(ctx, metav1.ListOptions{
-			FieldSelector: "involvedObject.name=" + name + ",reason=FailedScheduling",
-		})
-		if err != nil {
-			return false, err
-		}
-		if len(events.Items) > 0 {
-			message = events.Items[len(events.Items)-1].Message
-			return true, nil
-		}
-		return false, nil
-	})
-	if err != nil {
+	ctx := context.Background()
+	if err := wait.For(conditions.PodFailedScheduling(c.client, c.ns, name), wait.WithContext(ctx),
+		wait.WithInterval(500*time.Millisecond), wait.WithTimeout(waitTimeout), wait.WithImmediate()); err != nil {
 		c.t.Fatalf("pod %s/%s: no FailedScheduling event: %v", c.ns, name, err)
 	}
-	return message
-}
-
-func (c *cluster) schedulingMessage(name string) string {
-	pod, err := c.client.CoreV1().Pods(c.ns).Get(context.Background(), name, metav1.GetOptions{})
+	msg, err := conditions.LastFailedSchedulingMessage(ctx, c.client, c.ns, name)
 	if err != nil {
-		return err.Error()
+		c.t.Fatal(err)
 	}
-	for _, cond := range pod.Status.Conditions {
-		if cond.Type == v1.PodScheduled {
-			return strings.TrimSpace(cond.Reason + ": " + cond.Message)
-		}
-	}
-	return "no PodScheduled condition"
+	return msg
 }
 
 // setNodeLabel sets (value != "") or removes a label of a node.
 func (c *cluster) setNodeLabel(node, key, value string) {
 	c.t.Helper()
-	var patch string
-	if value == "" {
-		patch = fmt.Sprintf(`{"metadata":{"labels":{%q:null}}}`, key)
-	} else {
-		patch = fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, key, value)
-	}
-	if _, err := c.client.CoreV1().Nodes().Patch(context.Background(), node, "application/merge-patch+json",
-		[]byte(patch), metav1.PatchOptions{}); err != nil {
-		c.t.Fatalf("labeling node %s: %v", node, err)
+	if err := conditions.SetNodeLabel(context.Background(), c.client, node, key, value); err != nil {
+		c.t.Fatal(err)
 	}
 }
 
@@ -208,18 +199,17 @@ func (c *cluster) awaitNodeLabel(node, key, value string) {
 	if value != "" {
 		req = v1.NodeSelectorRequirement{Key: key, Operator: v1.NodeSelectorOpIn, Values: []string{value}}
 	}
-	c.barriers++
-	name := fmt.Sprintf("label-barrier-%d", c.barriers)
-	c.createPod(name, func(p *v1.Pod) {
-		p.Spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{
-			RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{{
-				MatchExpressions: []v1.NodeSelectorRequirement{
-					{Key: v1.LabelHostname, Operator: v1.NodeSelectorOpIn, Values: []string{node}},
-					req,
-				},
-			}}},
-		}}
-	})
+	barriers++
+	name := fmt.Sprintf("label-barrier-%d", barriers)
+	// One term with both requirements: st's NodeAffinityIn would OR them.
+	c.createPod(st.MakePod().Name(name).NodeAffinity(&v1.NodeAffinity{
+		RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{{
+			MatchExpressions: []v1.NodeSelectorRequirement{
+				{Key: v1.LabelHostname, Operator: v1.NodeSelectorOpIn, Values: []string{node}},
+				req,
+			},
+		}}},
+	}))
 	c.scheduled(name)
 	if err := c.client.CoreV1().Pods(c.ns).Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil {
 		c.t.Fatalf("deleting %s: %v", name, err)
@@ -229,33 +219,21 @@ func (c *cluster) awaitNodeLabel(node, key, value string) {
 // simulate is one answer of the simulator in the scheduler's pod.
 type simulate struct {
 	status int
-	source string
+	// resp is the body of a 200 answer.
+	resp *api.SimulationResponse
 }
 
-// getSimulate asks the pod's simulator, through a port-forward to its
-// loopback address, what the scheduler would get now.
+func (s simulate) String() string {
+	if s.resp == nil {
+		return fmt.Sprintf("status %d", s.status)
+	}
+	return fmt.Sprintf("status %d, source %q", s.status, s.resp.Source)
+}
+
+// getSimulate asks the pod's simulator what the scheduler would get now.
 func (c *cluster) getSimulate(ctx context.Context) (simulate, error) {
-	pod, err := kindenv.SchedulerPod(ctx, c.client)
-	if err != nil {
-		return simulate{}, err
-	}
-	port, stop, err := kindenv.Forward(c.cfg, c.client, kindenv.Namespace, pod.Name, 80)
-	if err != nil {
-		return simulate{}, err
-	}
-	defer close(stop)
-	// Bounded: a hanging simulator is one of the states tests ask about.
-	client := &http.Client{Timeout: 3 * time.Second}
-	resp, err := client.Get(fmt.Sprintf("http://127.0.0.1:%d/simulate", port))
-	if err != nil {
-		return simulate{}, err
-	}
-	defer resp.Body.Close()
-	var body struct {
-		Source string `json:"source"`
-	}
-	_ = json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&body)
-	return simulate{status: resp.StatusCode, source: body.Source}, nil
+	status, resp, err := kindenv.Simulate(ctx, c.cfg, c.client, simulateTimeout)
+	return simulate{status: status, resp: resp}, err
 }
 
 // setScenario replaces the simulator's scenario and waits until the
@@ -333,7 +311,7 @@ func parseMetrics(r io.Reader) map[string]float64 {
 func (c *cluster) boundLogged(pods map[string]string) {
 	c.t.Helper()
 	var missing []string
-	err := wait.PollUntilContextTimeout(context.Background(), time.Second, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+	err := wait.For(func(ctx context.Context) (bool, error) {
 		pod, err := kindenv.SchedulerPod(ctx, c.client)
 		if err != nil {
 			return false, nil
@@ -352,7 +330,7 @@ func (c *cluster) boundLogged(pods map[string]string) {
 			}
 		}
 		return len(missing) == 0, nil
-	})
+	}, wait.WithInterval(time.Second), wait.WithTimeout(30*time.Second), wait.WithImmediate())
 	if err != nil {
 		c.t.Errorf("the scheduler's log lacks %d PostBind line(s), e.g. %s", len(missing), strings.Join(missing, "; "))
 	}

@@ -8,15 +8,17 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/wait"
+	st "k8s.io/kubernetes/pkg/scheduler/testing"
+	"sigs.k8s.io/e2e-framework/klient/wait"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 	"sigs.k8s.io/e2e-framework/pkg/features"
 )
 
 const (
-	fallbacksFailed = `kns3_simulator_fallbacks_total{reason="simulator_failed"}`
-	fallbacksOpen   = `kns3_simulator_fallbacks_total{reason="breaker_open"}`
-	breakerState    = `kns3_simulator_breaker_state`
+	// The exposition sorts labels by name.
+	fallbacksFailed = `kns3_simulator_fallbacks_total{profile="kns-3-scheduler",reason="simulator_failed"}`
+	fallbacksOpen   = `kns3_simulator_fallbacks_total{profile="kns-3-scheduler",reason="breaker_open"}`
+	breakerState    = `kns3_simulator_breaker_state{profile="kns-3-scheduler"}`
 )
 
 // awaitBreakerClosed waits until CustomScorePlugin's breaker reports
@@ -25,10 +27,10 @@ const (
 func (c *cluster) awaitBreakerClosed() {
 	c.t.Helper()
 	start := time.Now()
-	err := wait.PollUntilContextTimeout(context.Background(), 500*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+	err := wait.For(func(context.Context) (bool, error) {
 		state, ok := c.schedulerMetrics()[breakerState]
 		return ok && state == 0, nil
-	})
+	}, wait.WithInterval(500*time.Millisecond), wait.WithTimeout(time.Minute), wait.WithImmediate())
 	if err != nil {
 		c.t.Fatalf("CustomScorePlugin's breaker did not close: %v", err)
 	}
@@ -36,10 +38,10 @@ func (c *cluster) awaitBreakerClosed() {
 }
 
 func TestSimulatorFailureFallback(t *testing.T) {
-	f := features.New("CustomScorePlugin fallback").
+	f := inNamespace(features.New("CustomScorePlugin fallback"), "kns3-e2e-fallback").
 		Assess("with the simulator failing, pods still schedule and the metrics show it",
 			func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-				c := newCluster(t, cfg, "kns3-e2e-fallback")
+				c := newCluster(t, cfg)
 				before := c.schedulerMetrics()
 				c.setScenario("failing", scores(c.plain, 0.9), true)
 				t.Cleanup(func() {
@@ -51,7 +53,7 @@ func TestSimulatorFailureFallback(t *testing.T) {
 				bound := map[string]string{}
 				for i := 0; i < 4; i++ {
 					name := fmt.Sprintf("pod-%d", i)
-					c.createPod(name)
+					c.createPod(st.MakePod().Name(name))
 					node := c.scheduled(name)
 					if node == c.disabled {
 						t.Errorf("%s landed on the disabled node: the filter must not depend on the simulator", name)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	st "k8s.io/kubernetes/pkg/scheduler/testing"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 	"sigs.k8s.io/e2e-framework/pkg/features"
 
@@ -25,14 +26,14 @@ func scores(kv ...any) string {
 }
 
 func TestFilterExclusions(t *testing.T) {
-	f := features.New("CustomFilterPlugin").
+	f := inNamespace(features.New("CustomFilterPlugin"), "kns3-e2e-filter").
 		Assess("nothing lands on the scheduler=disabled node, though the simulator ranks it first",
 			func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-				c := newCluster(t, cfg, "kns3-e2e-disabled")
+				c := newCluster(t, cfg)
 				c.setScenario("filter-disabled-first", scores(c.disabled, 1.0, c.rigorous, 0.6, c.plain, 0.5), false)
 				bound := map[string]string{}
 				for i := 0; i < 6; i++ {
-					c.createPod(fmt.Sprintf("pod-%d", i))
+					c.createPod(st.MakePod().Name(fmt.Sprintf("pod-%d", i)))
 				}
 				for i := 0; i < 6; i++ {
 					name := fmt.Sprintf("pod-%d", i)
@@ -47,21 +48,21 @@ func TestFilterExclusions(t *testing.T) {
 			}).
 		Assess("rigorous pods land only on the capability=rigorous node, and wait without it",
 			func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-				c := newCluster(t, cfg, "kns3-e2e-rigorous")
+				c := newCluster(t, cfg)
 				// The plain node is ranked first: only the filter keeps
 				// rigorous pods off it.
 				c.setScenario("filter-plain-first", scores(c.disabled, 0.9, c.rigorous, 0.2, c.plain, 0.8), false)
 				bound := map[string]string{}
 				for i := 0; i < 3; i++ {
 					name := fmt.Sprintf("rigorous-%d", i)
-					c.expectPlaced(bound, name, c.rigorous, "the rigorous node", pods.Rigorous())
+					c.expectPlaced(bound, pods.Rigorous(st.MakePod().Name(name)), c.rigorous, "the rigorous node")
 				}
 				c.boundLogged(bound)
 
 				c.setNodeLabel(c.rigorous, customfilter.LabelCapability, "")
 				t.Cleanup(func() { c.setNodeLabel(c.rigorous, customfilter.LabelCapability, customfilter.ValueRigorous) })
 				c.awaitNodeLabel(c.rigorous, customfilter.LabelCapability, "")
-				c.createPod("rigorous-waits", pods.Rigorous())
+				c.createPod(pods.Rigorous(st.MakePod().Name("rigorous-waits")))
 				msg := c.unschedulable("rigorous-waits")
 				if !strings.Contains(msg, customfilter.ErrReasonNotRigorous) {
 					t.Errorf("FailedScheduling message %q does not say %q", msg, customfilter.ErrReasonNotRigorous)

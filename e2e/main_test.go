@@ -12,16 +12,14 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
 
-	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/e2e-framework/pkg/env"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 	"sigs.k8s.io/e2e-framework/pkg/envfuncs"
-	"sigs.k8s.io/e2e-framework/support/kind"
+	"sigs.k8s.io/e2e-framework/support"
 
 	"kns3.dev/kns3/tools/kindenv"
 )
@@ -31,16 +29,17 @@ import (
 const clusterName = "kns-3-e2e"
 
 var (
-	inputs  kindenv.Inputs
-	testenv env.Environment
+	kindCluster = &kindenv.Cluster{Name: clusterName, Log: os.Stderr, LogPrefix: "e2e"}
+	testenv     env.Environment
 )
 
 func init() {
-	flag.StringVar(&inputs.Root, "kns3.root", "..", "repository root (deploy/, tools/kindnode/modules)")
-	flag.StringVar(&inputs.Kind, "kns3.kind", "", "kind command (default: built from go.mod's version)")
-	flag.StringVar(&inputs.NodeImage, "kns3.node-image", os.Getenv("KNS3_NODE_IMAGE"), "kind node image (default: built by tools/kindnode; $KNS3_NODE_IMAGE)")
-	flag.StringVar(&inputs.SchedulerArchive, "kns3.scheduler-archive", "", "kns-3-scheduler image tarball (default: built)")
-	flag.StringVar(&inputs.SimulatorArchive, "kns3.simulator-archive", "", "kns-3-simulator image tarball (default: built)")
+	in := &kindCluster.Inputs
+	flag.StringVar(&in.Root, "kns3.root", "..", "repository root (deploy/, tools/kindnode/modules)")
+	flag.StringVar(&in.Kind, "kns3.kind", "", "kind command (default: built from go.mod's version)")
+	flag.StringVar(&in.NodeImage, "kns3.node-image", os.Getenv("KNS3_NODE_IMAGE"), "kind node image (default: built by tools/kindnode; $KNS3_NODE_IMAGE)")
+	flag.StringVar(&in.SchedulerArchive, "kns3.scheduler-archive", "", "kns-3-scheduler image tarball (default: built)")
+	flag.StringVar(&in.SimulatorArchive, "kns3.simulator-archive", "", "kns-3-simulator image tarball (default: built)")
 }
 
 func TestMain(m *testing.M) {
@@ -49,88 +48,66 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
 		os.Exit(1)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Minute)
-	defer cancel()
-	start := time.Now()
-	if err := inputs.Resolve(ctx, os.Stderr); err != nil {
-		fmt.Fprintf(os.Stderr, "e2e: preparing the cluster's inputs: %v\n", err)
-		os.Exit(1)
-	}
-	fmt.Fprintf(os.Stderr, "e2e: inputs ready in %.0fs: node image %s\n", time.Since(start).Seconds(), inputs.NodeImage)
-
-	// A cluster left by an interrupted run would be reused silently by the
-	// framework: start clean.
-	deleteCluster()
 	testenv = env.NewWithConfig(cfg)
-	testenv.Setup(
-		timed("create cluster", envfuncs.CreateClusterWithConfig(kind.NewProvider(), clusterName,
-			filepath.Join(inputs.Root, "deploy", "kind", "cluster.yaml"),
-			kind.WithImage(inputs.NodeImage), kind.WithPath(inputs.Kind))),
-		timed("load images", envfuncs.LoadImageArchiveToCluster(clusterName, inputs.SchedulerArchive)),
-		envfuncs.LoadImageArchiveToCluster(clusterName, inputs.SimulatorArchive),
-		timed("deploy KNS-3", deploy),
-	)
+	// The bring-up the demo runs, step by step.
+	var setup []env.Func
+	for _, step := range kindenv.Steps() {
+		setup = append(setup, setupStep(step))
+	}
+	testenv.Setup(setup...)
 	testenv.AfterEachTest(func(ctx context.Context, cfg *envconf.Config, t *testing.T) (context.Context, error) {
 		if t.Failed() {
-			exportLogs(ctx, t.Name())
+			exportLogs(ctx, cfg, t.Name())
 		}
 		return ctx, nil
 	})
-	code := testenv.Run(m)
-	// Not in Finish, which is skipped when Setup fails, and whose kind
-	// delete gives up on a node that will not die (see DeleteCluster).
-	deleteCluster()
-	os.Exit(code)
+	// Finish runs after a failed Setup too. The cluster is deleted by
+	// kindenv, not by the provider's Destroy: a node that will not die is
+	// thawed and deleted again (see kindenv.DeleteCluster).
+	testenv.Finish(func(ctx context.Context, _ *envconf.Config) (context.Context, error) {
+		err := kindCluster.Run(ctx, kindenv.Step{Name: "delete cluster", Run: func(ctx context.Context, c *kindenv.Cluster) error {
+			return c.Delete(ctx)
+		}})
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
+		}
+		return ctx, err
+	})
+	os.Exit(testenv.Run(m))
 }
 
-// deploy applies deploy/ and waits for the scheduler pod to be ready.
-func deploy(ctx context.Context, cfg *envconf.Config) (context.Context, error) {
-	if err := kindenv.Apply(ctx, cfg.Client().RESTConfig(), filepath.Join(inputs.Root, "deploy")); err != nil {
-		exportLogs(ctx, "setup")
-		return ctx, err
-	}
-	client, err := kubernetes.NewForConfig(cfg.Client().RESTConfig())
-	if err != nil {
-		return ctx, err
-	}
-	if err := kindenv.WaitForNodesReady(ctx, client, 3*time.Minute); err != nil {
-		exportLogs(ctx, "setup")
-		return ctx, err
-	}
-	if _, err := kindenv.WaitForScheduler(ctx, client, 3*time.Minute); err != nil {
-		exportLogs(ctx, "setup")
-		return ctx, err
-	}
-	return ctx, nil
-}
-
-func timed(what string, f env.Func) env.Func {
+// setupStep runs one bring-up step as an environment Setup function. Once
+// the cluster exists, the environment's client uses its kubeconfig and the
+// context carries its provider, for envfuncs.ExportClusterLogs.
+func setupStep(step kindenv.Step) env.Func {
 	return func(ctx context.Context, cfg *envconf.Config) (context.Context, error) {
-		start := time.Now()
-		ctx, err := f(ctx, cfg)
-		fmt.Fprintf(os.Stderr, "e2e: %s: %.1fs\n", what, time.Since(start).Seconds())
+		err := kindCluster.Run(ctx, step)
+		if kindCluster.Provider != nil && ctx.Value(support.ClusterNameContextKey(clusterName)) == nil {
+			cfg.WithKubeconfigFile(kindCluster.Kubeconfig)
+			ctx = context.WithValue(ctx, support.ClusterNameContextKey(clusterName), kindCluster.Provider)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
+			exportLogs(ctx, cfg, "setup")
+		}
 		return ctx, err
 	}
 }
 
-// exportLogs writes `kind export logs` where the test runner keeps outputs
+// exportLogs exports the cluster's logs where the test runner keeps outputs
 // (Bazel: the test's undeclared outputs), else under the temp directory.
-func exportLogs(ctx context.Context, label string) {
+func exportLogs(ctx context.Context, cfg *envconf.Config, label string) {
+	if kindCluster.Provider == nil {
+		return // no cluster yet
+	}
 	base := os.Getenv("TEST_UNDECLARED_OUTPUTS_DIR")
 	if base == "" {
 		base = filepath.Join(os.TempDir(), "kns-3-e2e-logs")
 	}
 	dest := filepath.Join(base, filepath.Base(label)+"-"+time.Now().Format("150405"))
-	out, err := exec.CommandContext(ctx, inputs.Kind, "export", "logs", dest, "--name", clusterName).CombinedOutput()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "e2e: exporting cluster logs failed: %v\n%s", err, out)
+	if _, err := envfuncs.ExportClusterLogs(clusterName, dest)(ctx, cfg); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: exporting cluster logs failed: %v\n", err)
 		return
 	}
 	fmt.Fprintf(os.Stderr, "e2e: cluster logs exported to %s\n", dest)
-}
-
-func deleteCluster() {
-	if err := kindenv.DeleteCluster(context.Background(), inputs.Kind, clusterName); err != nil {
-		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
-	}
 }

@@ -7,15 +7,16 @@ import (
 	"fmt"
 	"testing"
 
+	st "k8s.io/kubernetes/pkg/scheduler/testing"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 	"sigs.k8s.io/e2e-framework/pkg/features"
 )
 
 func TestScoreOrdering(t *testing.T) {
-	f := features.New("CustomScorePlugin").
+	f := inNamespace(features.New("CustomScorePlugin"), "kns3-e2e-score").
 		Assess("pods follow the simulator's ranking, and its changes",
 			func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-				c := newCluster(t, cfg, "kns3-e2e-score")
+				c := newCluster(t, cfg)
 				bound := map[string]string{}
 				for round, best := range []struct{ source, scenario, node string }{
 					{"score-plain-first", scores(c.disabled, 0.1, c.rigorous, 0.3, c.plain, 0.9), c.plain},
@@ -24,7 +25,7 @@ func TestScoreOrdering(t *testing.T) {
 					c.setScenario(best.source, best.scenario, false)
 					for i := 0; i < 3; i++ {
 						name := fmt.Sprintf("round%d-%d", round, i)
-						c.expectPlaced(bound, name, best.node, "ranked first by scenario "+best.source)
+						c.expectPlaced(bound, st.MakePod().Name(name), best.node, "ranked first by scenario "+best.source)
 					}
 				}
 				c.boundLogged(bound)

@@ -6,8 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/interpodaffinity"
-
-	"kns3.dev/kns3/test/pods"
+	st "k8s.io/kubernetes/pkg/scheduler/testing"
 )
 
 const pending = "<pending>"
@@ -15,8 +14,7 @@ const pending = "<pending>"
 // affinityStep is one pod of the affinity workload, created after the
 // previous one settled, with the node it must end on (or pending).
 type affinityStep struct {
-	pod  string
-	opts []pods.Option
+	pod  *st.PodWrapper
 	want string
 	// wantMessage must appear in the FailedScheduling event of a pending pod.
 	wantMessage string
@@ -25,16 +23,25 @@ type affinityStep struct {
 // The simulator ranks n1 > n2 > n3; n1 and n2 share zone-a, n3 is in zone-b.
 const affinityScenario = "nodes: {n1: {score: 0.9}, n2: {score: 0.5}, n3: {score: 0.1}}"
 
+// appPod is a pod labeled app=app.
+func appPod(name, app string) *st.PodWrapper { return st.MakePod().Name(name).Label("app", app) }
+
+// Required terms to pods labeled app=X in the topology domain of a key:
+// every affinity term must hold (a conjunction), any anti-affinity term
+// excludes a node (a disjunction).
+const (
+	required     = st.PodAffinityWithRequiredReq
+	requiredAnti = st.PodAntiAffinityWithRequiredReq
+)
+
 func affinityWorkload() []affinityStep {
 	web := func(name string) affinityStep {
-		return affinityStep{pod: name, want: "n1", opts: []pods.Option{
-			pods.Labels("app", "web"), pods.Affinity(pods.OnHost("web")),
-		}}
+		return affinityStep{want: "n1",
+			pod: appPod(name, "web").PodAffinityIn("app", labelHost, []string{"web"}, required)}
 	}
 	db := func(name, want string) affinityStep {
-		s := affinityStep{pod: name, want: want, opts: []pods.Option{
-			pods.Labels("app", "db"), pods.AntiAffinity(pods.OnHost("db")),
-		}}
+		s := affinityStep{want: want,
+			pod: appPod(name, "db").PodAntiAffinityIn("app", labelHost, []string{"db"}, requiredAnti)}
 		if want == pending {
 			s.wantMessage = interpodaffinity.ErrReasonAntiAffinityRulesNotMatch
 		}
@@ -48,18 +55,17 @@ func affinityWorkload() []affinityStep {
 		db("db-0", "n1"), db("db-1", "n2"), db("db-2", "n3"), db("db-3", pending),
 		// One hostname and one zone term: a single pod must satisfy both, so
 		// the web node qualifies...
-		{pod: "mixed-web", want: "n1", opts: []pods.Option{
-			pods.Labels("app", "cache"), pods.Affinity(pods.OnHost("web"), pods.InZone("web")),
-		}},
+		{want: "n1", pod: appPod("mixed-web", "cache").
+			PodAffinityIn("app", labelHost, []string{"web"}, required).
+			PodAffinityIn("app", labelZone, []string{"web"}, required)},
 		// ...but no node hosts a pod that is both app=web and app=db: affinity
 		// terms are a conjunction over one existing pod, not over the node.
-		{pod: "mixed-web-db", want: pending, wantMessage: interpodaffinity.ErrReasonAffinityRulesNotMatch, opts: []pods.Option{
-			pods.Labels("app", "cache"), pods.Affinity(pods.OnHost("web"), pods.InZone("db")),
-		}},
+		{want: pending, wantMessage: interpodaffinity.ErrReasonAffinityRulesNotMatch, pod: appPod("mixed-web-db", "cache").
+			PodAffinityIn("app", labelHost, []string{"web"}, required).
+			PodAffinityIn("app", labelZone, []string{"db"}, required)},
 		// Hostname affinity to pods that do not exist, not matching itself: pending.
-		{pod: "lonely", want: pending, wantMessage: interpodaffinity.ErrReasonAffinityRulesNotMatch, opts: []pods.Option{
-			pods.Labels("app", "lonely"), pods.Affinity(pods.OnHost("nobody")),
-		}},
+		{want: pending, wantMessage: interpodaffinity.ErrReasonAffinityRulesNotMatch, pod: appPod("lonely", "lonely").
+			PodAffinityIn("app", labelHost, []string{"nobody"}, required)},
 	}
 }
 
@@ -77,20 +83,21 @@ func TestHostnameAffinityWithAndWithoutFastPath(t *testing.T) {
 			)
 			got := map[string]string{}
 			for _, step := range affinityWorkload() {
-				c.createPod(t, step.pod, step.opts...)
+				name := step.pod.Obj().Name
+				c.createPod(t, step.pod)
 				if step.want == pending {
-					msg := c.unschedulable(t, step.pod)
-					got[step.pod] = pending
+					msg := c.unschedulable(t, name)
+					got[name] = pending
 					if !strings.Contains(msg, step.wantMessage) {
-						t.Errorf("%s: FailedScheduling %q does not say %q", step.pod, msg, step.wantMessage)
+						t.Errorf("%s: FailedScheduling %q does not say %q", name, msg, step.wantMessage)
 					}
 					continue
 				}
-				got[step.pod] = c.scheduled(t, step.pod)
+				got[name] = c.scheduled(t, name)
 			}
 			want := map[string]string{}
 			for _, step := range affinityWorkload() {
-				want[step.pod] = step.want
+				want[step.pod.Obj().Name] = step.want
 			}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("placements (-want,+got):\n%s", diff)

@@ -4,8 +4,7 @@ import (
 	"testing"
 
 	"k8s.io/client-go/kubernetes"
-
-	"kns3.dev/kns3/test/pods"
+	st "k8s.io/kubernetes/pkg/scheduler/testing"
 )
 
 // cluster is one test's world: API server, simulator stub, kns-3-scheduler,
@@ -35,9 +34,10 @@ func newCluster(t *testing.T, scenarioYAML string, so schedulerOptions, nodes ..
 	return &cluster{client: cp.client, sim: sim, ns: createNamespace(t, cp.client, "kns-3-test")}
 }
 
-func (c *cluster) createPod(t *testing.T, name string, opts ...pods.Option) {
+// createPod creates p, built with st.MakePod(), in the test's namespace.
+func (c *cluster) createPod(t *testing.T, p *st.PodWrapper) {
 	t.Helper()
-	createPod(t, c.client, c.ns, name, opts...)
+	createPod(t, c.client, c.ns, p)
 }
 
 func (c *cluster) scheduled(t *testing.T, name string) string {

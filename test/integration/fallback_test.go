@@ -8,7 +8,9 @@ import (
 	"k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/legacyregistry"
 	"k8s.io/component-base/metrics/testutil"
+	st "k8s.io/kubernetes/pkg/scheduler/testing"
 
+	"kns3.dev/kns3/scheduler/plugins"
 	"kns3.dev/kns3/scheduler/plugins/customscore"
 )
 
@@ -19,34 +21,34 @@ func TestSchedulingSurvivesStoppedSimulator(t *testing.T) {
 		schedulerOptions{scoreArgs: map[string]any{"timeout": "1s", "breakerFailureThreshold": 2, "breakerCooldown": "10m"}},
 		nodeSpec{"node-a", nil}, nodeSpec{"node-b", nil},
 	)
-	c.createPod(t, "before")
+	c.createPod(t, st.MakePod().Name("before"))
 	if node := c.scheduled(t, "before"); node != "node-a" {
 		t.Fatalf("with the simulator up the pod went to %s, want node-a", node)
 	}
-	failedBefore := counter(t, customscore.FallbacksTotal.WithLabelValues("simulator_failed"))
-	skippedBefore := counter(t, customscore.FallbacksTotal.WithLabelValues("breaker_open"))
+	failedBefore := counter(t, customscore.FallbacksTotal.WithLabelValues(plugins.ProfileName, "simulator_failed"))
+	skippedBefore := counter(t, customscore.FallbacksTotal.WithLabelValues(plugins.ProfileName, "breaker_open"))
 
 	c.sim.stop()
 	for i := range 4 {
 		name := fmt.Sprintf("after-%d", i)
-		c.createPod(t, name)
+		c.createPod(t, st.MakePod().Name(name))
 		c.scheduled(t, name)
 	}
 
-	if g, err := testutil.GetGaugeMetricValue(customscore.BreakerState); err != nil || g != 1 {
+	if g, err := testutil.GetGaugeMetricValue(customscore.BreakerState.WithLabelValues(plugins.ProfileName)); err != nil || g != 1 {
 		t.Errorf("kns3_simulator_breaker_state = %v (%v), want 1 (open)", g, err)
 	}
-	if d := counter(t, customscore.FallbacksTotal.WithLabelValues("simulator_failed")) - failedBefore; d != 2 {
+	if d := counter(t, customscore.FallbacksTotal.WithLabelValues(plugins.ProfileName, "simulator_failed")) - failedBefore; d != 2 {
 		t.Errorf("simulator_failed fallbacks grew by %v, want 2 (the breaker threshold)", d)
 	}
-	if d := counter(t, customscore.FallbacksTotal.WithLabelValues("breaker_open")) - skippedBefore; d != 2 {
+	if d := counter(t, customscore.FallbacksTotal.WithLabelValues(plugins.ProfileName, "breaker_open")) - skippedBefore; d != 2 {
 		t.Errorf("breaker_open fallbacks grew by %v, want 2 (the pods scheduled while open)", d)
 	}
 	// The metrics are in the registry the scheduler serves on /metrics.
 	if err := testutil.GatherAndCompare(legacyregistry.DefaultGatherer, strings.NewReader(`
 # HELP kns3_simulator_breaker_state [ALPHA] State of CustomScorePlugin's circuit breaker: 0 closed, 1 open (simulator skipped by scheduling cycles, probed in the background).
 # TYPE kns3_simulator_breaker_state gauge
-kns3_simulator_breaker_state 1
+kns3_simulator_breaker_state{profile="kns-3-scheduler"} 1
 `), "kns3_simulator_breaker_state"); err != nil {
 		t.Error(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	st "k8s.io/kubernetes/pkg/scheduler/testing"
 
 	"kns3.dev/kns3/scheduler/plugins/customfilter"
 	"kns3.dev/kns3/test/pods"
@@ -30,13 +31,13 @@ func TestDisabledNodeGetsNoPods(t *testing.T) {
 	)
 	for i := range 6 {
 		name := fmt.Sprintf("pod-%d", i)
-		c.createPod(t, name)
+		c.createPod(t, st.MakePod().Name(name))
 		if node := c.scheduled(t, name); node == "disabled" {
 			t.Errorf("%s landed on the scheduler=disabled node", name)
 		}
 	}
 	// The only node left is disabled: the pod waits, and the event says why.
-	c.createPod(t, "pinned", pods.NodeSelector(labelHost, "disabled"))
+	c.createPod(t, st.MakePod().Name("pinned").NodeSelector(map[string]string{labelHost: "disabled"}))
 	if msg := c.unschedulable(t, "pinned"); !strings.Contains(msg, customfilter.ErrReasonDisabled) {
 		t.Errorf("FailedScheduling message %q does not say %q", msg, customfilter.ErrReasonDisabled)
 	}
@@ -50,7 +51,7 @@ func TestRigorousPodsNeedRigorousNodes(t *testing.T) {
 		nodeSpec{"plain-1", nil},
 		nodeSpec{"plain-2", nil},
 	)
-	c.createPod(t, "rigorous-0", pods.Rigorous())
+	c.createPod(t, pods.Rigorous(st.MakePod().Name("rigorous-0")))
 	msg := c.unschedulable(t, "rigorous-0")
 	for _, want := range []string{customfilter.ErrReasonNotRigorous, customfilter.ErrReasonDisabled} {
 		if !strings.Contains(msg, want) {
@@ -65,12 +66,12 @@ func TestRigorousPodsNeedRigorousNodes(t *testing.T) {
 	}
 	for i := 1; i <= 3; i++ {
 		name := fmt.Sprintf("rigorous-%d", i)
-		c.createPod(t, name, pods.Rigorous())
+		c.createPod(t, pods.Rigorous(st.MakePod().Name(name)))
 		if node := c.scheduled(t, name); node != "plain-2" {
 			t.Errorf("%s went to %s, want the only rigorous node plain-2", name, node)
 		}
 	}
-	c.createPod(t, "ordinary")
+	c.createPod(t, st.MakePod().Name("ordinary"))
 	if node := c.scheduled(t, "ordinary"); node != "plain-1" {
 		t.Errorf("an ordinary pod went to %s, want plain-1, the best enabled node", node)
 	}
@@ -84,7 +85,7 @@ func TestRigorousAnnotationRemovedRequeues(t *testing.T) {
 		nodeSpec{"plain-1", nil},
 		nodeSpec{"plain-2", nil},
 	)
-	c.createPod(t, "was-rigorous", pods.Rigorous())
+	c.createPod(t, pods.Rigorous(st.MakePod().Name("was-rigorous")))
 	c.unschedulable(t, "was-rigorous")
 	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:null}}}`, customfilter.AnnotationQoS)
 	if _, err := c.client.CoreV1().Pods(c.ns).Patch(context.Background(), "was-rigorous", types.MergePatchType,

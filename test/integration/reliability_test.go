@@ -171,10 +171,10 @@ func (rc *reliabilityCase) run(b *testing.B, cp *controlPlane, client kubernetes
 	}
 	sim.set(rc.faulty) // in force from the next request on
 
-	scored0 := counterValue(b, customscore.ScoredCyclesTotal)
+	scored0 := counterValue(b, customscore.ScoredCyclesTotal.WithLabelValues(plugins.ProfileName))
 	fallbacks0 := map[string]float64{}
 	for _, r := range fallbackReasons {
-		fallbacks0[r] = counterValue(b, customscore.FallbacksTotal.WithLabelValues(r))
+		fallbacks0[r] = counterValue(b, customscore.FallbacksTotal.WithLabelValues(plugins.ProfileName, r))
 	}
 
 	b.ResetTimer()
@@ -209,10 +209,10 @@ func (rc *reliabilityCase) run(b *testing.B, cp *controlPlane, client kubernetes
 	res.Seconds, res.CreateS = last.Sub(start).Seconds(), createS
 	res.PodsPerS = float64(rc.pods) / res.Seconds
 	res.P50S, res.P99S = percentile(latencies, 0.50), percentile(latencies, 0.99)
-	res.Scored = counterValue(b, customscore.ScoredCyclesTotal) - scored0
+	res.Scored = counterValue(b, customscore.ScoredCyclesTotal.WithLabelValues(plugins.ProfileName)) - scored0
 	cycles, total := res.Scored, 0.0
 	for _, r := range fallbackReasons {
-		d := counterValue(b, customscore.FallbacksTotal.WithLabelValues(r)) - fallbacks0[r]
+		d := counterValue(b, customscore.FallbacksTotal.WithLabelValues(plugins.ProfileName, r)) - fallbacks0[r]
 		res.Fallbacks[r] = d
 		total += d
 	}
@@ -304,7 +304,7 @@ func (rc *reliabilityCase) warmUp(client kubernetes.Interface, ns string) error 
 }
 
 func scoredCycles() (float64, error) {
-	return testutil.GetCounterMetricValue(customscore.ScoredCyclesTotal)
+	return testutil.GetCounterMetricValue(customscore.ScoredCyclesTotal.WithLabelValues(plugins.ProfileName))
 }
 
 func benchPod(name string) *v1.Pod {

@@ -3,6 +3,8 @@ package integration
 import (
 	"fmt"
 	"testing"
+
+	st "k8s.io/kubernetes/pkg/scheduler/testing"
 )
 
 // Case 3: placement follows the simulator's ranking, and follows the new
@@ -18,7 +20,7 @@ nodes:
 	)
 	for i := range 3 {
 		name := fmt.Sprintf("first-%d", i)
-		c.createPod(t, name)
+		c.createPod(t, st.MakePod().Name(name))
 		if node := c.scheduled(t, name); node != "node-b" {
 			t.Errorf("%s went to %s, want node-b, ranked first", name, node)
 		}
@@ -33,7 +35,7 @@ nodes:
 `)
 	for i := range 3 {
 		name := fmt.Sprintf("second-%d", i)
-		c.createPod(t, name)
+		c.createPod(t, st.MakePod().Name(name))
 		if node := c.scheduled(t, name); node != "node-c" {
 			t.Errorf("%s went to %s after the scenario changed, want node-c, now ranked first", name, node)
 		}

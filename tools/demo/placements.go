@@ -2,10 +2,9 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
+	"os"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -18,6 +17,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"kns3.dev/kns3/scheduler/plugins/customfilter"
+	"kns3.dev/kns3/test/conditions"
 	"kns3.dev/kns3/tools/kindenv"
 )
 
@@ -27,29 +27,21 @@ type placement struct {
 	nodeLabels             string
 }
 
+// simulateTimeout bounds the demo's one request to the simulator.
+const simulateTimeout = 10 * time.Second
+
 // waitPlacements waits until want pods exist in ns and are bound (or the
 // timeout passes), then pairs each with its node's simulator score.
 func waitPlacements(ctx context.Context, cfg *rest.Config, client kubernetes.Interface, ns string, want int, timeout time.Duration) ([]placement, error) {
-	var pods []v1.Pod
-	err := wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, func(ctx context.Context) (bool, error) {
-		list, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return false, nil
-		}
-		pods = list.Items
-		if len(pods) < want {
-			return false, nil
-		}
-		for _, p := range pods {
-			if p.Spec.NodeName == "" {
-				return false, nil
-			}
-		}
-		return true, nil
-	})
+	waitErr := wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, conditions.PodsBound(client, ns, want))
+	list, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	pods := list.Items
 	// A pod still pending at the deadline is shown with the scheduler's reason.
-	if err != nil && len(pods) < want {
-		return nil, fmt.Errorf("waiting for %d pods in %s: %d exist: %w", want, ns, len(pods), err)
+	if waitErr != nil && len(pods) < want {
+		return nil, fmt.Errorf("waiting for %d pods in %s: %d exist: %w", want, ns, len(pods), waitErr)
 	}
 	scores, err := simulatorScores(ctx, cfg, client)
 	if err != nil {
@@ -74,7 +66,7 @@ func waitPlacements(ctx context.Context, cfg *rest.Config, client kubernetes.Int
 		p := &pods[i]
 		pl := placement{pod: p.Name, qos: p.Annotations[customfilter.AnnotationQoS], node: p.Spec.NodeName}
 		if pl.node == "" {
-			pl.reason = unschedulableReason(p)
+			pl.reason = conditions.UnschedulableMessage(p)
 		} else {
 			if s, ok := scores[pl.node]; ok {
 				pl.score = &s
@@ -87,45 +79,20 @@ func waitPlacements(ctx context.Context, cfg *rest.Config, client kubernetes.Int
 	return out, nil
 }
 
-func unschedulableReason(p *v1.Pod) string {
-	for _, c := range p.Status.Conditions {
-		if c.Type == v1.PodScheduled && c.Status == v1.ConditionFalse && c.Reason == v1.PodReasonUnschedulable {
-			return c.Message
-		}
-	}
-	return ""
-}
-
-// simulatorScores asks the simulator in the KNS-3 pod, through a
-// port-forward to its loopback address, for every node's score.
+// simulatorScores asks the simulator in the KNS-3 pod for every node's score.
 func simulatorScores(ctx context.Context, cfg *rest.Config, client kubernetes.Interface) (map[string]float64, error) {
-	pod, err := kindenv.SchedulerPod(ctx, client)
+	status, resp, err := kindenv.Simulate(ctx, cfg, client, simulateTimeout)
 	if err != nil {
 		return nil, err
-	}
-	port, stop, err := kindenv.Forward(cfg, client, kindenv.Namespace, pod.Name, 80)
-	if err != nil {
-		return nil, err
-	}
-	defer close(stop)
-	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/simulate", port))
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	var body struct {
-		Results map[string]struct {
-			Score *float64 `json:"score"`
-		} `json:"results"`
-	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 16<<20)).Decode(&body); err != nil {
-		return nil, fmt.Errorf("decoding /simulate: %w", err)
 	}
 	scores := map[string]float64{}
-	for node, r := range body.Results {
-		if r.Score != nil {
-			scores[node] = *r.Score
-		}
+	if resp == nil {
+		// The table still shows where the pods went.
+		fmt.Fprintf(os.Stderr, "demo: the simulator answered GET /simulate with status %d: no scores\n", status)
+		return scores, nil
+	}
+	for node, r := range resp.Results {
+		scores[node] = r.Score
 	}
 	return scores, nil
 }

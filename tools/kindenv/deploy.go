@@ -20,6 +20,8 @@ import (
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"kns3.dev/kns3/test/conditions"
 )
 
 const (
@@ -176,27 +178,12 @@ func SetScenario(ctx context.Context, client kubernetes.Interface, scenarioYAML 
 // WaitForNodesReady waits until every node reports Ready: kind returns
 // once the control plane is up, and workers still carry the not-ready taint.
 func WaitForNodesReady(ctx context.Context, client kubernetes.Interface, timeout time.Duration) error {
-	var notReady []string
-	err := wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, func(ctx context.Context) (bool, error) {
-		nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return false, nil
-		}
-		notReady = notReady[:0]
-		for _, n := range nodes.Items {
-			ready := false
-			for _, c := range n.Status.Conditions {
-				if c.Type == v1.NodeReady && c.Status == v1.ConditionTrue {
-					ready = true
-				}
-			}
-			if !ready {
-				notReady = append(notReady, n.Name)
-			}
-		}
-		return len(nodes.Items) > 0 && len(notReady) == 0, nil
-	})
+	err := wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, conditions.NodesReady(client))
 	if err != nil {
+		notReady, listErr := conditions.NotReadyNodes(ctx, client)
+		if listErr != nil {
+			notReady = []string{listErr.Error()}
+		}
 		return fmt.Errorf("nodes not ready after %s: %v: %w", timeout, notReady, err)
 	}
 	return nil

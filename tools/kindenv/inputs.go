@@ -1,7 +1,10 @@
-// Package kindenv brings KNS-3 up on a kind cluster: it finds or builds what
-// the cluster needs (the kind command, the node image, the KNS-3 images),
-// deploys deploy/ and talks to the running scheduler pod. The end-to-end
-// suite and the demo share it.
+// Package kindenv brings KNS-3 up on a kind cluster and talks to the running
+// scheduler pod. The bring-up is one ordered list of named steps (Steps):
+// find or build what the cluster needs (the kind command, the node image,
+// the KNS-3 images), replace a stale cluster, create the cluster, load the
+// images, wait for the nodes, deploy deploy/ and wait for the scheduler pod.
+// The demo runs the list (Cluster.Up); the kind suite runs the same list as
+// its e2e-framework Setup.
 package kindenv
 
 import (
