@@ -4,14 +4,18 @@ BAZEL     ?= bazel
 # Bazel uses the loopback remote cache (--config=cache) whenever `make cache`
 # (tools/bazel/remote-cache.sh start) has it running.
 BAZEL_FLAGS ?= $(shell tools/bazel/remote-cache.sh status >/dev/null 2>&1 && echo --config=cache)
-KUBE_VERSION := v1.37.2
+# The Kubernetes release is the k8s.io/kubernetes version go.mod requires
+# (expanded only by the targets that use it).
+KUBE_VERSION = $(shell $(GO) list -m -f '{{.Version}}' k8s.io/kubernetes)
+KUBE_MAJOR   = $(patsubst v%,%,$(word 1,$(subst ., ,$(KUBE_VERSION))))
+KUBE_MINOR   = $(word 2,$(subst ., ,$(KUBE_VERSION)))
 BIN       := _output/bin
-LDFLAGS   := -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) \
-             -X k8s.io/component-base/version.gitMajor=1 \
-             -X k8s.io/component-base/version.gitMinor=37
+LDFLAGS   = -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) \
+             -X k8s.io/component-base/version.gitMajor=$(KUBE_MAJOR) \
+             -X k8s.io/component-base/version.gitMinor=$(KUBE_MINOR)
 
 .PHONY: all build images test check fmt-check vet lint-bazel bazel-setup bazel-test go-test cache clean \
-	demo host-setup node-image e2e bench bench-smoke
+	demo host-setup node-image e2e bench bench-smoke race codegen-verify nested-check
 
 all: build
 
@@ -21,9 +25,10 @@ demo: host-setup
 	$(GO) run ./tools/demo
 
 # Every test: formatting, vet, Bazel lint (buildifier, stale BUILD files),
-# every unit, integration and kind end-to-end test under Bazel, and one short
-# run of the benchmarks so they keep working.
-test: check bazel-test bench-smoke
+# the race detector on the scheduler's plugins and the simulator, every unit,
+# integration and kind end-to-end test under Bazel, and one short run of the
+# benchmarks so they keep working.
+test: check race bazel-test bench-smoke
 
 # The benchmarks side by side (docs/performance.md); BENCH_RUNS=3 by default.
 bench:
@@ -45,7 +50,7 @@ node-image: host-setup
 e2e: host-setup
 	$(GO) test -tags e2e -count=1 -timeout 60m -v ./e2e/...
 
-check: fmt-check vet lint-bazel
+check: fmt-check vet lint-bazel codegen-verify nested-check
 
 bazel-setup:
 	tools/bazel/setup.sh
@@ -56,11 +61,21 @@ bazel-test: bazel-setup host-setup
 lint-bazel: bazel-setup
 	tools/bazel/lint.sh
 
+# The generated deepcopy, conversion and defaulting code of the plugins' args
+# types is in step with the types (tools/codegen/update.sh regenerates it).
+codegen-verify:
+	tools/codegen/update.sh --verify
+
 images: bazel-setup
 	$(BAZEL) build $(BAZEL_FLAGS) //scheduler:image //simulator:image
 
 cache:
 	tools/bazel/remote-cache.sh start
+
+# The plugins' breaker, poller and ETag cache and the simulator's scenario
+# watcher are concurrent: their unit tests run under the race detector.
+race:
+	$(GO) test -race -count=1 -timeout 20m ./scheduler/... ./simulator/...
 
 # The same tests without Bazel.
 go-test:
@@ -72,6 +87,11 @@ build:
 
 vet:
 	$(GO) vet -tags e2e,perf ./...
+
+# The kind node's pod network plugin lives in a module of its own, outside
+# ./...: vet it and run its unit tests (pure functions, no root needed).
+nested-check:
+	cd tools/kindnode/modules/kubernetes && $(GO) vet ./cmd/kns3-cni && $(GO) test -count=1 ./cmd/kns3-cni
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); \
