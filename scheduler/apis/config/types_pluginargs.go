@@ -16,6 +16,21 @@ const (
 	RefreshBackground RefreshMode = "Background"
 )
 
+// Normalization says how NormalizeScore maps the simulator's scores onto
+// the framework's 0-100 node score.
+type Normalization string
+
+const (
+	// NormalizationMinMax stretches the cycle's scores onto 0-100: the best
+	// node gets 100 and the worst 0, however close they are. The KNS-3
+	// specification's normalization.
+	NormalizationMinMax Normalization = "MinMax"
+	// NormalizationAbsolute keeps the simulator's scale: a node scores its
+	// simulator score × 100, clamped to 0-100, so a small network difference
+	// stays a small score difference beside the other plugins'.
+	NormalizationAbsolute Normalization = "Absolute"
+)
+
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 
 // CustomScorePluginArgs configures CustomScorePlugin. It is the defaulted
@@ -50,4 +65,6 @@ type CustomScorePluginArgs struct {
 	// MaxSimulationAge is, in Background mode, the age past which the newest
 	// simulation is no longer used: nodes then score 0.
 	MaxSimulationAge metav1.Duration `json:"maxSimulationAge"`
+	// Normalization is MinMax or Absolute.
+	Normalization Normalization `json:"normalization"`
 }

@@ -39,6 +39,7 @@ type config struct {
 	mode             RefreshMode
 	refreshInterval  time.Duration
 	maxAge           time.Duration
+	normalization    apiconfig.Normalization
 }
 
 // newConfig takes the args the framework passes to New: the internal
@@ -71,6 +72,7 @@ func newConfig(obj runtime.Object) (config, error) {
 		mode:             args.RefreshMode,
 		refreshInterval:  args.RefreshInterval.Duration,
 		maxAge:           args.MaxSimulationAge.Duration,
+		normalization:    args.Normalization,
 	}, nil
 }
 

@@ -48,6 +48,7 @@ var defaultConfig = config{
 	mode:             RefreshPerCycle,
 	refreshInterval:  time.Second,
 	maxAge:           10 * time.Second,
+	normalization:    apiconfig.NormalizationMinMax,
 }
 
 func TestNewConfigDefaults(t *testing.T) {
@@ -81,6 +82,7 @@ breakerCooldown: 1m
 refreshMode: Background
 refreshInterval: 2s
 maxSimulationAge: 30s
+normalization: Absolute
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -96,6 +98,7 @@ maxSimulationAge: 30s
 		mode:             RefreshBackground,
 		refreshInterval:  2 * time.Second,
 		maxAge:           30 * time.Second,
+		normalization:    apiconfig.NormalizationAbsolute,
 	}
 	if diff := cmp.Diff(want, got, cmp.AllowUnexported(config{})); diff != "" {
 		t.Errorf("(-want,+got):\n%s", diff)
@@ -126,6 +129,7 @@ func TestNewConfigTypedArgs(t *testing.T) {
 		RefreshMode:             RefreshPerCycle,
 		RefreshInterval:         metav1.Duration{Duration: time.Second},
 		MaxSimulationAge:        metav1.Duration{Duration: time.Second},
+		Normalization:           apiconfig.NormalizationAbsolute,
 	}
 	before := in.DeepCopy()
 	got, err := newConfig(in)
@@ -143,6 +147,7 @@ func TestNewConfigTypedArgs(t *testing.T) {
 		mode:             RefreshPerCycle,
 		refreshInterval:  time.Second,
 		maxAge:           time.Second,
+		normalization:    apiconfig.NormalizationAbsolute,
 	}
 	if diff := cmp.Diff(want, got, cmp.AllowUnexported(config{})); diff != "" {
 		t.Errorf("(-want,+got):\n%s", diff)

@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
+
+	apiconfig "kns3.dev/kns3/scheduler/apis/config"
 )
 
 // Name is the name of the plugin used in the plugin registry and configurations.
@@ -33,6 +35,9 @@ type CustomScore struct {
 	client   *simulateClient
 	attempts int
 	timeout  time.Duration
+	// absolute keeps the simulator's scale in NormalizeScore instead of
+	// stretching the cycle's scores onto 0-100.
+	absolute bool
 	// breaker and its prober serve PerCycle mode; background serves
 	// Background mode. Exactly one of the two is set.
 	breaker    *breaker
@@ -71,6 +76,7 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 		client:   client,
 		attempts: cfg.retries + 1,
 		timeout:  cfg.timeout,
+		absolute: cfg.normalization == apiconfig.NormalizationAbsolute,
 		done:     make(chan struct{}),
 	}
 	ctx, pl.stop = context.WithCancel(klog.NewContext(ctx, logger))
@@ -202,13 +208,27 @@ func (pl *CustomScore) Close() error {
 // ScoreExtensions returns the plugin itself, which normalizes its scores.
 func (pl *CustomScore) ScoreExtensions() fwk.ScoreExtensions { return pl }
 
-// NormalizeScore rescales scores linearly onto [0, MaxNodeScore]:
-// (score − lowest) × 100 / (highest − lowest). When every score is equal
-// (all 0 included) every node gets MaxNodeScore, leaving the choice to the
-// other plugins.
+// NormalizeScore maps the scores onto [0, MaxNodeScore]. MinMax (the
+// default) rescales them linearly: (score − lowest) × 100 / (highest −
+// lowest), and when every score is equal (all 0 included) every node gets
+// MaxNodeScore, leaving the choice to the other plugins. Absolute keeps the
+// simulator's scale: the simulator score × 100, clamped.
 func (pl *CustomScore) NormalizeScore(_ context.Context, _ fwk.CycleState, _ *v1.Pod, scores fwk.NodeScoreList) *fwk.Status {
+	if pl.absolute {
+		absoluteScores(scores)
+		return nil
+	}
 	normalizeScores(scores)
 	return nil
+}
+
+// absoluteScores turns scores (the simulator's × 1000) into the simulator
+// score × MaxNodeScore, clamped to [0, MaxNodeScore]: 0.90 and 0.89 become
+// 90 and 89, a difference the other plugins' preferences can outweigh.
+func absoluteScores(scores fwk.NodeScoreList) {
+	for i := range scores {
+		scores[i].Score = min(max(scores[i].Score/(milliScale/fwk.MaxNodeScore), 0), fwk.MaxNodeScore)
+	}
 }
 
 func normalizeScores(scores fwk.NodeScoreList) {

@@ -202,6 +202,59 @@ func TestNormalizeScores(t *testing.T) {
 	}
 }
 
+func TestAbsoluteScores(t *testing.T) {
+	tests := []struct {
+		name string
+		in   []int64 // simulator score × 1000
+		want []int64
+	}{
+		{"empty", nil, nil},
+		{"keeps the scale", []int64{900, 890, 100}, []int64{90, 89, 10}},
+		{"all equal", []int64{700, 700}, []int64{70, 70}},
+		{"all zero", []int64{0, 0}, []int64{0, 0}},
+		{"rounds down", []int64{999, 1}, []int64{99, 0}},
+		{"clamps above 1", []int64{1000, 5000, math.MaxInt64}, []int64{100, 100, 100}},
+		{"clamps below 0", []int64{-1, -1000, math.MinInt64}, []int64{0, 0, 0}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			list := make(fwk.NodeScoreList, len(tt.in))
+			for i, s := range tt.in {
+				list[i] = fwk.NodeScore{Name: fmt.Sprint(i), Score: s}
+			}
+			absoluteScores(list)
+			for i := range list {
+				if list[i].Score != tt.want[i] {
+					t.Fatalf("absolute(%v) = %v, want %v", tt.in, list, tt.want)
+				}
+			}
+		})
+	}
+}
+
+// The plugin normalizes as its args say: MinMax by default, Absolute when
+// asked.
+func TestNormalizationArg(t *testing.T) {
+	var body atomic.Value
+	var status atomic.Int32
+	body.Store(`{"results":{"n1":{"score":0.90},"n2":{"score":0.89}}}`)
+	srv, _ := simulator(t, &body, &status)
+	nodes := nodeInfos("n1", "n2")
+	for _, tt := range []struct {
+		args string
+		want map[string]int64
+	}{
+		{"", map[string]int64{"n1": 100, "n2": 0}},
+		{"normalization: MinMax", map[string]int64{"n1": 100, "n2": 0}},
+		{"normalization: Absolute", map[string]int64{"n1": 90, "n2": 89}},
+	} {
+		_, norm := scoreCycle(t, newTestPlugin(t, srv.URL, tt.args), nodes)
+		if diff := cmp.Diff(tt.want, norm); diff != "" {
+			t.Errorf("args %q: normalized scores (-want,+got):\n%s", tt.args, diff)
+		}
+	}
+}
+
 func TestSignPodRefusesBatching(t *testing.T) {
 	_, s := (&CustomScore{}).SignPod(context.Background(), &v1.Pod{})
 	if s.Code() != fwk.Unschedulable {

@@ -167,13 +167,17 @@ func decodeWithEncodingJSON(body []byte) (*simulation, error) {
 	return sim, nil
 }
 
+// milliScale is the factor between a simulator score and the plugin's raw
+// score: Score returns score × 1000, keeping three decimals.
+const milliScale = 1000
+
 // milliScore returns int64(score × 1000), clamped to the int64 range, and
 // false for a missing, NaN or infinite score.
 func milliScore(s wireScore) (int64, bool) {
 	if !s.set || math.IsNaN(s.value) || math.IsInf(s.value, 0) {
 		return 0, false
 	}
-	v := s.value * 1000
+	v := s.value * milliScale
 	switch {
 	// float64(math.MaxInt64) rounds up to 2^63, which does not fit: compare with it.
 	case v >= math.MaxInt64:

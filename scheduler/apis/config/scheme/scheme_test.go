@@ -123,6 +123,7 @@ func defaults() *config.CustomScorePluginArgs {
 		RefreshMode:             config.RefreshPerCycle,
 		RefreshInterval:         d("1s"),
 		MaxSimulationAge:        d("10s"),
+		Normalization:           config.NormalizationMinMax,
 	}
 }
 
@@ -178,6 +179,7 @@ breakerCooldown: 1m
 refreshMode: Background
 refreshInterval: 2s
 maxSimulationAge: 30s
+normalization: Absolute
 `),
 			want: &config.CustomScorePluginArgs{
 				SimulatorURL:            "http://sim.kns-3.svc:8080/api/",
@@ -190,6 +192,7 @@ maxSimulationAge: 30s
 				RefreshMode:             config.RefreshBackground,
 				RefreshInterval:         d("2s"),
 				MaxSimulationAge:        d("30s"),
+				Normalization:           config.NormalizationAbsolute,
 			},
 		},
 		"args with apiVersion and kind": {
@@ -263,6 +266,7 @@ func TestEncodeShowsDefaultedArgs(t *testing.T) {
 		"refreshMode":             "Background",
 		"refreshInterval":         "1s",
 		"maxSimulationAge":        "10s",
+		"normalization":           "MinMax",
 	}
 
 	t.Run("configz", func(t *testing.T) {

@@ -19,6 +19,7 @@ const (
 	DefaultRefreshMode            = RefreshPerCycle
 	DefaultRefreshInterval        = time.Second
 	DefaultMaxSimulationAge       = 10 * time.Second
+	DefaultNormalization          = NormalizationMinMax
 )
 
 func addDefaultingFuncs(scheme *runtime.Scheme) error {
@@ -59,5 +60,8 @@ func SetDefaults_CustomScorePluginArgs(obj *CustomScorePluginArgs) {
 	}
 	if obj.MaxSimulationAge == nil {
 		obj.MaxSimulationAge = &metav1.Duration{Duration: DefaultMaxSimulationAge}
+	}
+	if obj.Normalization == "" {
+		obj.Normalization = DefaultNormalization
 	}
 }

@@ -25,6 +25,7 @@ func TestSetDefaults_CustomScorePluginArgs(t *testing.T) {
 		RefreshMode:             RefreshPerCycle,
 		RefreshInterval:         duration(time.Second),
 		MaxSimulationAge:        duration(10 * time.Second),
+		Normalization:           NormalizationMinMax,
 	}
 	everySet := &CustomScorePluginArgs{
 		SimulatorURL:            "http://sim.kns-3.svc:8080/api/",
@@ -37,6 +38,7 @@ func TestSetDefaults_CustomScorePluginArgs(t *testing.T) {
 		RefreshMode:             RefreshBackground,
 		RefreshInterval:         duration(2 * time.Second),
 		MaxSimulationAge:        duration(30 * time.Second),
+		Normalization:           NormalizationAbsolute,
 	}
 	tests := map[string]struct {
 		in, want *CustomScorePluginArgs
@@ -71,6 +73,7 @@ func TestSetDefaults_CustomScorePluginArgs(t *testing.T) {
 				RefreshMode:             RefreshPerCycle,
 				RefreshInterval:         duration(0),
 				MaxSimulationAge:        duration(0),
+				Normalization:           NormalizationMinMax,
 			},
 		},
 		"some fields set": {

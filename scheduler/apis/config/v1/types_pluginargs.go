@@ -4,6 +4,18 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
+// Normalization says how NormalizeScore maps the simulator's scores onto
+// the framework's 0-100 node score.
+type Normalization string
+
+const (
+	// NormalizationMinMax stretches the cycle's scores onto 0-100.
+	NormalizationMinMax Normalization = "MinMax"
+	// NormalizationAbsolute keeps the simulator's scale: score × 100,
+	// clamped to 0-100.
+	NormalizationAbsolute Normalization = "Absolute"
+)
+
 // RefreshMode says when CustomScorePlugin asks the simulator.
 type RefreshMode string
 
@@ -51,4 +63,8 @@ type CustomScorePluginArgs struct {
 	// MaxSimulationAge is, in Background mode, the age past which the newest
 	// simulation is no longer used: nodes then score 0.
 	MaxSimulationAge *metav1.Duration `json:"maxSimulationAge,omitempty"`
+	// Normalization is MinMax (the default, the KNS-3 specification's:
+	// the cycle's best node 100, its worst 0) or Absolute (the simulator
+	// score × 100, clamped to 0-100).
+	Normalization Normalization `json:"normalization,omitempty"`
 }

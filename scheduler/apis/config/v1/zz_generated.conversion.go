@@ -59,6 +59,7 @@ func autoConvert_v1_CustomScorePluginArgs_To_config_CustomScorePluginArgs(in *Cu
 	if err := metav1.Convert_Pointer_v1_Duration_To_v1_Duration(&in.MaxSimulationAge, &out.MaxSimulationAge, s); err != nil {
 		return err
 	}
+	out.Normalization = config.Normalization(in.Normalization)
 	return nil
 }
 
@@ -94,6 +95,7 @@ func autoConvert_config_CustomScorePluginArgs_To_v1_CustomScorePluginArgs(in *co
 	if err := metav1.Convert_v1_Duration_To_Pointer_v1_Duration(&in.MaxSimulationAge, &out.MaxSimulationAge, s); err != nil {
 		return err
 	}
+	out.Normalization = Normalization(in.Normalization)
 	return nil
 }
 

@@ -50,6 +50,9 @@ func ValidateCustomScorePluginArgs(path *field.Path, args *config.CustomScorePlu
 	if m := args.RefreshMode; m != config.RefreshPerCycle && m != config.RefreshBackground {
 		errs = append(errs, field.NotSupported(path.Child("refreshMode"), m, []config.RefreshMode{config.RefreshPerCycle, config.RefreshBackground}))
 	}
+	if n := args.Normalization; n != config.NormalizationMinMax && n != config.NormalizationAbsolute {
+		errs = append(errs, field.NotSupported(path.Child("normalization"), n, []config.Normalization{config.NormalizationMinMax, config.NormalizationAbsolute}))
+	}
 	if d := args.RefreshInterval.Duration; d <= 0 {
 		errs = append(errs, field.Invalid(path.Child("refreshInterval"), d.String(), "must be greater than 0"))
 	}

@@ -24,6 +24,7 @@ func valid(change func(*config.CustomScorePluginArgs)) *config.CustomScorePlugin
 		RefreshMode:             config.RefreshPerCycle,
 		RefreshInterval:         metav1.Duration{Duration: time.Second},
 		MaxSimulationAge:        metav1.Duration{Duration: 10 * time.Second},
+		Normalization:           config.NormalizationMinMax,
 	}
 	if change != nil {
 		change(a)
@@ -113,6 +114,10 @@ func TestValidateCustomScorePluginArgs(t *testing.T) {
 		"mode case": {
 			args: valid(func(a *config.CustomScorePluginArgs) { a.RefreshMode = "background" }),
 			want: []string{"args.refreshMode"},
+		},
+		"unknown normalization": {
+			args: valid(func(a *config.CustomScorePluginArgs) { a.Normalization = "Linear" }),
+			want: []string{"args.normalization", `"MinMax"`, `"Absolute"`},
 		},
 		"zero interval": {
 			args: valid(func(a *config.CustomScorePluginArgs) { a.RefreshInterval.Duration = 0 }),
