@@ -20,9 +20,10 @@ LDFLAGS   = -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) \
 all: build
 
 # KNS-3 on a local kind cluster with a sample workload: prints where each
-# pod went and the simulator's score for its node.
+# pod went and the simulator's score for its node. DEMO_FLAGS=-install=replace
+# makes kns-3-scheduler the control plane's only scheduler instead.
 demo: host-setup
-	$(GO) run ./tools/demo
+	$(GO) run ./tools/demo $(DEMO_FLAGS)
 
 # Every test: formatting, vet, Bazel lint (buildifier, stale BUILD files),
 # the race detector on the scheduler's plugins and the simulator, every unit,

@@ -51,7 +51,7 @@ func TestMain(m *testing.M) {
 	testenv = env.NewWithConfig(cfg)
 	// The bring-up the demo runs, step by step.
 	var setup []env.Func
-	for _, step := range kindenv.Steps() {
+	for _, step := range kindenv.Steps(kindenv.SecondScheduler) {
 		setup = append(setup, setupStep(step))
 	}
 	testenv.Setup(setup...)

@@ -1,7 +1,8 @@
 // Command demo runs KNS-3 on a local kind cluster: it brings the cluster up
 // as the kind suite does (kindenv.Steps: build what is missing, create the
 // cluster from deploy/kind/cluster.yaml, deploy deploy/ with its sample
-// scenario), schedules deploy/sample and prints where each pod went with
+// scenario, or with -install=replace make kns-3-scheduler the control
+// plane's scheduler from deploy/control-plane), schedules deploy/sample and prints where each pod went with
 // the simulator's score for its node.
 package main
 
@@ -21,7 +22,14 @@ func main() {
 	flag.StringVar(&cl.Name, "name", "kns-3", "kind cluster name (an existing cluster of this name is replaced)")
 	flag.StringVar(&cl.Inputs.Root, "root", ".", "repository root")
 	flag.StringVar(&cl.Inputs.NodeImage, "node-image", os.Getenv("KNS3_NODE_IMAGE"), "kind node image (default: built by tools/kindnode; a stock kindest/node works where a registry is reachable)")
+	install := flag.String("install", string(kindenv.SecondScheduler),
+		"how KNS-3 runs: second-scheduler (deploy/, beside the cluster's kube-scheduler) or replace (deploy/control-plane, the control plane's only scheduler)")
 	flag.Parse()
+	var err error
+	if cl.Install, err = kindenv.ParseInstallMode(*install); err != nil {
+		fmt.Fprintf(os.Stderr, "demo: -install: %v\n", err)
+		os.Exit(2)
+	}
 	if err := run(context.Background(), cl); err != nil {
 		fmt.Fprintf(os.Stderr, "demo: %v\n", err)
 		os.Exit(1)

@@ -32,6 +32,8 @@ type Cluster struct {
 	// Inputs are what the cluster is made from; the first step resolves
 	// (builds) what is missing.
 	Inputs Inputs
+	// Install is how KNS-3 runs on the cluster; empty: SecondScheduler.
+	Install InstallMode
 	// Kubeconfig is the file the cluster's kubeconfig is written to; empty:
 	// kns-3-<name>.kubeconfig in the temp directory. The user's default
 	// kubeconfig is left alone.
@@ -57,22 +59,29 @@ type Step struct {
 	Run  func(ctx context.Context, c *Cluster) error
 }
 
-// Steps is the bring-up, in order: each step needs the ones before it.
-func Steps() []Step {
-	return []Step{
+// Steps is the bring-up for an install mode, in order: each step needs the
+// ones before it.
+func Steps(mode InstallMode) []Step {
+	steps := []Step{
 		{"resolve inputs", resolveInputs},
 		{"delete stale cluster", deleteStale},
 		{"create cluster", createCluster},
 		{"load images", loadImages},
 		{"wait for nodes ready", waitNodesReady},
-		{"deploy KNS-3", deployKNS3},
-		{"wait for the scheduler pod", waitScheduler},
 	}
+	if mode == ReplaceScheduler {
+		return append(steps,
+			Step{"replace the control plane's kube-scheduler", replaceScheduler},
+			Step{"wait for the scheduler pod", waitReplacedScheduler})
+	}
+	return append(steps,
+		Step{"deploy KNS-3", deployKNS3},
+		Step{"wait for the scheduler pod", waitScheduler})
 }
 
 // Up runs Steps in order and stops at the first that fails.
 func (c *Cluster) Up(ctx context.Context) error {
-	for _, s := range Steps() {
+	for _, s := range Steps(c.Install) {
 		if err := c.Run(ctx, s); err != nil {
 			return err
 		}

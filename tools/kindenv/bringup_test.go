@@ -13,7 +13,7 @@ import (
 // (the nodes are Ready before deploy/ is applied).
 func TestStepsOrder(t *testing.T) {
 	var names []string
-	for _, s := range Steps() {
+	for _, s := range Steps(SecondScheduler) {
 		names = append(names, s.Name)
 	}
 	want := []string{

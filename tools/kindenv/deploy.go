@@ -141,9 +141,11 @@ func deploymentDone(d *appsv1.Deployment) bool {
 		d.Status.Replicas == *d.Spec.Replicas
 }
 
-// SchedulerPod is the running, ready KNS-3 pod.
+// SchedulerPod is the running, ready KNS-3 pod: the Deployment's in
+// Namespace, or the control plane's static pod in kube-system when KNS-3
+// replaced kube-scheduler.
 func SchedulerPod(ctx context.Context, client kubernetes.Interface) (*v1.Pod, error) {
-	pods, err := client.CoreV1().Pods(Namespace).List(ctx, metav1.ListOptions{
+	pods, err := client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{
 		LabelSelector: "app.kubernetes.io/name=" + Deployment,
 	})
 	if err != nil {
@@ -160,7 +162,7 @@ func SchedulerPod(ctx context.Context, client kubernetes.Interface) (*v1.Pod, er
 			}
 		}
 	}
-	return nil, fmt.Errorf("no ready pod of %s/%s among %d", Namespace, Deployment, len(pods.Items))
+	return nil, fmt.Errorf("no ready pod labeled app.kubernetes.io/name=%s among %d", Deployment, len(pods.Items))
 }
 
 // SetScenario replaces the simulator's scenario; the simulator picks it up

@@ -5,16 +5,21 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"strconv"
+	"strings"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"kns3.dev/kns3/simulator/api"
 )
 
-// SimulatorPort is the simulator's port on the KNS-3 pod's loopback address.
+// SimulatorPort is the simulator's port on the KNS-3 pod's loopback address
+// when its container does not say otherwise (--listen).
 const SimulatorPort = 80
 
 // Simulate asks the simulator in the running KNS-3 pod for GET /simulate,
@@ -29,7 +34,7 @@ func Simulate(ctx context.Context, cfg *rest.Config, client kubernetes.Interface
 	if err != nil {
 		return 0, nil, err
 	}
-	port, stop, err := Forward(cfg, client, Namespace, pod.Name, SimulatorPort)
+	port, stop, err := Forward(cfg, client, pod.Namespace, pod.Name, simulatorPort(pod))
 	if err != nil {
 		return 0, nil, err
 	}
@@ -56,4 +61,27 @@ func getSimulate(ctx context.Context, base string, timeout time.Duration) (int, 
 		return resp.StatusCode, nil, fmt.Errorf("decoding GET /simulate: %w", err)
 	}
 	return resp.StatusCode, &body, nil
+}
+
+// simulatorPort is the port the pod's simulator container listens on, from
+// its --listen flag: the control-plane install shares the node's network
+// and cannot take port 80.
+func simulatorPort(pod *v1.Pod) int {
+	for _, c := range pod.Spec.Containers {
+		if c.Name != SimulatorContainer {
+			continue
+		}
+		for _, a := range c.Args {
+			addr, ok := strings.CutPrefix(a, "--listen=")
+			if !ok {
+				continue
+			}
+			if _, p, err := net.SplitHostPort(addr); err == nil {
+				if n, err := strconv.Atoi(p); err == nil {
+					return n
+				}
+			}
+		}
+	}
+	return SimulatorPort
 }

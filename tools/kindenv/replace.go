@@ -1,0 +1,158 @@
+package kindenv
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/yaml"
+)
+
+// InstallMode is how KNS-3 runs on a cluster.
+type InstallMode string
+
+const (
+	// SecondScheduler deploys deploy/: kns-3-scheduler as a Deployment
+	// beside the cluster's own kube-scheduler, for clusters whose control
+	// plane cannot be touched.
+	SecondScheduler InstallMode = "second-scheduler"
+	// ReplaceScheduler installs deploy/control-plane: kns-3-scheduler as
+	// the control plane's only scheduler, with upstream's default profile
+	// and the KNS-3 profile in one process.
+	ReplaceScheduler InstallMode = "replace"
+)
+
+// ParseInstallMode reads a mode's name, as flags give it.
+func ParseInstallMode(s string) (InstallMode, error) {
+	switch m := InstallMode(s); m {
+	case SecondScheduler, ReplaceScheduler:
+		return m, nil
+	}
+	return "", fmt.Errorf("install mode %q: want %q or %q", s, SecondScheduler, ReplaceScheduler)
+}
+
+// controlPlaneDir holds the replacement, relative to the repository root.
+var controlPlaneDir = filepath.Join("deploy", "control-plane")
+
+// replaceScheduler runs deploy/control-plane/install.sh on every
+// control-plane node, with the rendered static pod, the two-profile
+// configuration and the sample scenario: what an operator does on a kubeadm
+// control plane.
+func replaceScheduler(ctx context.Context, c *Cluster) error {
+	dir := filepath.Join(c.Inputs.Root, controlPlaneDir)
+	objs, err := Render(dir)
+	if err != nil {
+		return err
+	}
+	if len(objs) != 1 || objs[0].GetKind() != "Pod" {
+		return fmt.Errorf("%s renders %d objects, want the one static Pod", dir, len(objs))
+	}
+	manifest, err := yaml.Marshal(objs[0].Object)
+	if err != nil {
+		return err
+	}
+	stage, err := os.MkdirTemp("", "kns-3-control-plane-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(stage)
+	files := map[string]string{
+		"install.sh":            filepath.Join(dir, "install.sh"),
+		"scheduler-config.yaml": filepath.Join(dir, "scheduler-config.yaml"),
+		"scenario.yaml":         filepath.Join(c.Inputs.Root, "deploy", "sample-scenario.yaml"),
+	}
+	for name, src := range files {
+		data, err := os.ReadFile(src)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(stage, name), data, 0o644); err != nil {
+			return err
+		}
+	}
+	if err := os.WriteFile(filepath.Join(stage, "kube-scheduler.yaml"), manifest, 0o644); err != nil {
+		return err
+	}
+	nodes, err := controlPlaneNodes(ctx, c.Name)
+	if err != nil {
+		return err
+	}
+	// Not under /tmp: the node mounts a tmpfs there, which docker cp does
+	// not write into.
+	const remote = "/var/lib/kns-3-control-plane"
+	for _, node := range nodes {
+		if err := docker(ctx, "exec", node, "rm", "-rf", remote); err != nil {
+			return err
+		}
+		if err := docker(ctx, "cp", stage, node+":"+remote); err != nil {
+			return err
+		}
+		if err := docker(ctx, "exec", node, "sh", remote+"/install.sh",
+			remote+"/kube-scheduler.yaml", remote+"/scheduler-config.yaml", remote+"/scenario.yaml"); err != nil {
+			return err
+		}
+		c.logf("%s: kube-scheduler replaced", node)
+	}
+	return nil
+}
+
+// controlPlaneNodes are the names of the cluster's control-plane node
+// containers.
+func controlPlaneNodes(ctx context.Context, cluster string) ([]string, error) {
+	out, err := exec.CommandContext(ctx, "docker", "ps", "--format", "{{.Names}}",
+		"--filter", "label=io.x-k8s.kind.cluster="+cluster,
+		"--filter", "label=io.x-k8s.kind.role=control-plane").Output()
+	if err != nil {
+		return nil, fmt.Errorf("listing the control-plane nodes of cluster %s: %w", cluster, err)
+	}
+	nodes := strings.Fields(string(out))
+	if len(nodes) == 0 {
+		return nil, fmt.Errorf("cluster %s has no control-plane node container", cluster)
+	}
+	return nodes, nil
+}
+
+func docker(ctx context.Context, args ...string) error {
+	out, err := exec.CommandContext(ctx, "docker", args...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("docker %s: %w\n%s", strings.Join(args, " "), err, out)
+	}
+	return nil
+}
+
+// waitReplacedScheduler waits until the kubelet runs the replacement: the
+// mirror pod of the static pod, with the KNS-3 image, ready.
+func waitReplacedScheduler(ctx context.Context, c *Cluster) error {
+	var last string
+	err := wait.PollUntilContextTimeout(ctx, time.Second, schedulerTimeout, true, func(ctx context.Context) (bool, error) {
+		pod, err := SchedulerPod(ctx, c.Client)
+		if err != nil {
+			last = err.Error()
+			return false, nil
+		}
+		if pod.Namespace != "kube-system" || !runsImage(pod, "kns-3-scheduler") {
+			last = fmt.Sprintf("%s/%s is not the control plane's", pod.Namespace, pod.Name)
+			return false, nil
+		}
+		return true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("the control plane's kns-3-scheduler did not become ready in %s (%s): %w", schedulerTimeout, last, err)
+	}
+	return nil
+}
+
+func runsImage(pod *v1.Pod, name string) bool {
+	for _, c := range pod.Spec.Containers {
+		if strings.HasPrefix(filepath.Base(c.Image), name+":") {
+			return true
+		}
+	}
+	return false
+}
