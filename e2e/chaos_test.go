@@ -257,7 +257,15 @@ func (c *cluster) containerRestarts() map[string]int32 {
 // setScenarioText replaces the scenario without waiting for it to be served.
 func (c *cluster) setScenarioText(doc string) {
 	c.t.Helper()
-	if err := kindenv.SetScenario(context.Background(), c.client, doc); err != nil {
+	ctx := context.Background()
+	// The control-plane install reads the scenario from a file on the node.
+	if pod, err := kindenv.SchedulerPod(ctx, c.client); err == nil && pod.Namespace != kindenv.Namespace {
+		if err := kindenv.SetControlPlaneScenario(ctx, clusterName, doc); err != nil {
+			c.t.Fatal(err)
+		}
+		return
+	}
+	if err := kindenv.SetScenario(ctx, c.client, doc); err != nil {
 		c.t.Fatalf("updating the scenario ConfigMap: %v", err)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -124,15 +125,36 @@ func newCluster(t *testing.T, envCfg *envconf.Config) *cluster {
 // profile.
 func (c *cluster) createPod(p *st.PodWrapper) {
 	c.t.Helper()
+	c.createPodFor(p, "", "")
+}
+
+// createPodFor creates p for scheduler (empty: the kns-3-scheduler
+// profile), its container asking cpu (empty: nothing).
+func (c *cluster) createPodFor(p *st.PodWrapper, scheduler, cpu string) {
+	c.t.Helper()
+	if err := c.tryCreatePodFor(p, scheduler, cpu); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// tryCreatePodFor is createPodFor for other goroutines than the test's.
+func (c *cluster) tryCreatePodFor(p *st.PodWrapper, scheduler, cpu string) error {
 	pod := pods.ForProfile(p, c.ns, workloadImage).ZeroTerminationGracePeriod().Obj()
+	if scheduler != "" {
+		pod.Spec.SchedulerName = scheduler
+	}
 	app := &pod.Spec.Containers[0]
 	app.ImagePullPolicy = v1.PullNever
 	app.Args = []string{"--listen=127.0.0.1:8080"}
+	if cpu != "" {
+		app.Resources.Requests = v1.ResourceList{v1.ResourceCPU: resource.MustParse(cpu)}
+	}
 	nonRoot := true
 	pod.Spec.SecurityContext = &v1.PodSecurityContext{RunAsNonRoot: &nonRoot}
 	if _, err := c.client.CoreV1().Pods(c.ns).Create(context.Background(), pod, metav1.CreateOptions{}); err != nil {
-		c.t.Fatalf("creating pod %s: %v", pod.Name, err)
+		return fmt.Errorf("creating pod %s: %w", pod.Name, err)
 	}
+	return nil
 }
 
 // expectPlaced creates a pod, waits until it is bound and reports an error
@@ -316,7 +338,7 @@ func (c *cluster) boundLogged(pods map[string]string) {
 		if err != nil {
 			return false, nil
 		}
-		raw, err := c.client.CoreV1().Pods(kindenv.Namespace).GetLogs(pod.Name, &v1.PodLogOptions{
+		raw, err := c.client.CoreV1().Pods(pod.Namespace).GetLogs(pod.Name, &v1.PodLogOptions{
 			Container: kindenv.SchedulerContainer}).DoRaw(ctx)
 		if err != nil {
 			return false, nil

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/yaml"
 )
@@ -39,6 +40,11 @@ func ParseInstallMode(s string) (InstallMode, error) {
 
 // controlPlaneDir holds the replacement, relative to the repository root.
 var controlPlaneDir = filepath.Join("deploy", "control-plane")
+
+// controlPlaneStage is where install.sh and its inputs are copied on a
+// node. Not under /tmp: the node mounts a tmpfs there, which docker cp does
+// not write into.
+const controlPlaneStage = "/var/lib/kns-3-control-plane"
 
 // replaceScheduler runs deploy/control-plane/install.sh on every
 // control-plane node, with the rendered static pod, the two-profile
@@ -83,9 +89,7 @@ func replaceScheduler(ctx context.Context, c *Cluster) error {
 	if err != nil {
 		return err
 	}
-	// Not under /tmp: the node mounts a tmpfs there, which docker cp does
-	// not write into.
-	const remote = "/var/lib/kns-3-control-plane"
+	remote := controlPlaneStage
 	for _, node := range nodes {
 		if err := docker(ctx, "exec", node, "rm", "-rf", remote); err != nil {
 			return err
@@ -151,6 +155,98 @@ func waitReplacedScheduler(ctx context.Context, c *Cluster) error {
 func runsImage(pod *v1.Pod, name string) bool {
 	for _, c := range pod.Spec.Containers {
 		if strings.HasPrefix(filepath.Base(c.Image), name+":") {
+			return true
+		}
+	}
+	return false
+}
+
+// ReplaceSteps turn a cluster brought up with SecondScheduler into one
+// whose control plane runs kns-3-scheduler: the Deployment is scaled to
+// zero first, so that one process serves the kns-3-scheduler profile.
+func ReplaceSteps() []Step {
+	return []Step{
+		{"scale the KNS-3 Deployment to 0", func(ctx context.Context, c *Cluster) error { return scaleDeployment(ctx, c, 0) }},
+		{"replace the control plane's kube-scheduler", replaceScheduler},
+		{"wait for the scheduler pod", waitReplacedScheduler},
+	}
+}
+
+// RestoreSteps undo ReplaceSteps: kubeadm's kube-scheduler back
+// (install.sh --uninstall), the Deployment back to one replica.
+func RestoreSteps() []Step {
+	return []Step{
+		{"restore kubeadm's kube-scheduler", restoreScheduler},
+		{"scale the KNS-3 Deployment to 1", func(ctx context.Context, c *Cluster) error { return scaleDeployment(ctx, c, 1) }},
+		{"wait for the scheduler pod", waitScheduler},
+	}
+}
+
+func restoreScheduler(ctx context.Context, c *Cluster) error {
+	nodes, err := controlPlaneNodes(ctx, c.Name)
+	if err != nil {
+		return err
+	}
+	for _, node := range nodes {
+		if err := docker(ctx, "exec", node, "sh", controlPlaneStage+"/install.sh", "--uninstall"); err != nil {
+			return err
+		}
+	}
+	// kubeadm's pod is back once no static pod runs the KNS-3 image.
+	return wait.PollUntilContextTimeout(ctx, time.Second, schedulerTimeout, true, func(ctx context.Context) (bool, error) {
+		pods, err := c.Client.CoreV1().Pods("kube-system").List(ctx, metav1.ListOptions{LabelSelector: "component=kube-scheduler"})
+		if err != nil || len(pods.Items) == 0 {
+			return false, nil
+		}
+		for i := range pods.Items {
+			p := &pods.Items[i]
+			if runsImage(p, "kns-3-scheduler") || !podReady(p) {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+}
+
+func scaleDeployment(ctx context.Context, c *Cluster, replicas int32) error {
+	scale, err := c.Client.AppsV1().Deployments(Namespace).GetScale(ctx, Deployment, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	scale.Spec.Replicas = replicas
+	if _, err := c.Client.AppsV1().Deployments(Namespace).UpdateScale(ctx, Deployment, scale, metav1.UpdateOptions{}); err != nil {
+		return err
+	}
+	if replicas > 0 {
+		return nil
+	}
+	return wait.PollUntilContextTimeout(ctx, time.Second, schedulerTimeout, true, func(ctx context.Context) (bool, error) {
+		pods, err := c.Client.CoreV1().Pods(Namespace).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=" + Deployment})
+		return err == nil && len(pods.Items) == 0, nil
+	})
+}
+
+// SetControlPlaneScenario writes the simulator's scenario on every
+// control-plane node, where the control-plane install reads it.
+func SetControlPlaneScenario(ctx context.Context, cluster, scenarioYAML string) error {
+	nodes, err := controlPlaneNodes(ctx, cluster)
+	if err != nil {
+		return err
+	}
+	for _, node := range nodes {
+		cmd := exec.CommandContext(ctx, "docker", "exec", "-i", node, "sh", "-c",
+			"cat > /etc/kubernetes/kns-3/scenario.yaml.tmp && mv /etc/kubernetes/kns-3/scenario.yaml.tmp /etc/kubernetes/kns-3/scenario.yaml")
+		cmd.Stdin = strings.NewReader(scenarioYAML)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("writing the scenario on %s: %w\n%s", node, err, out)
+		}
+	}
+	return nil
+}
+
+func podReady(p *v1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == v1.PodReady && c.Status == v1.ConditionTrue {
 			return true
 		}
 	}
