@@ -167,21 +167,30 @@ func TestScoreWithoutPreScoreIsAnError(t *testing.T) {
 
 func TestNormalizeScores(t *testing.T) {
 	tests := []struct {
-		name string
-		in   []int64
-		want []int64
+		name      string
+		normalize func(fwk.NodeScoreList)
+		in        []int64 // simulator score × 1000
+		want      []int64
 	}{
-		{"empty", nil, nil},
-		{"one node", []int64{420}, []int64{100}},
-		{"all zero", []int64{0, 0, 0}, []int64{100, 100, 100}},
-		{"all equal", []int64{7, 7}, []int64{100, 100}},
-		{"linear", []int64{0, 250, 500, 1000}, []int64{0, 25, 50, 100}},
-		{"offset", []int64{100, 200, 300}, []int64{0, 50, 100}},
-		{"negative", []int64{-1000, 0, 1000}, []int64{0, 50, 100}},
-		{"all negative", []int64{-300, -200, -100}, []int64{0, 50, 100}},
-		{"rounds down", []int64{0, 1, 3}, []int64{0, 33, 100}},
-		{"full int64 range", []int64{math.MinInt64, 0, math.MaxInt64}, []int64{0, 50, 100}},
-		{"large close values", []int64{math.MaxInt64 - 1000, math.MaxInt64}, []int64{0, 100}},
+		{"min-max empty", normalizeScores, nil, nil},
+		{"min-max one node", normalizeScores, []int64{420}, []int64{100}},
+		{"min-max all zero", normalizeScores, []int64{0, 0, 0}, []int64{100, 100, 100}},
+		{"min-max all equal", normalizeScores, []int64{7, 7}, []int64{100, 100}},
+		{"min-max linear", normalizeScores, []int64{0, 250, 500, 1000}, []int64{0, 25, 50, 100}},
+		{"min-max offset", normalizeScores, []int64{100, 200, 300}, []int64{0, 50, 100}},
+		{"min-max close scores stretched", normalizeScores, []int64{900, 890}, []int64{100, 0}},
+		{"min-max negative", normalizeScores, []int64{-1000, 0, 1000}, []int64{0, 50, 100}},
+		{"min-max all negative", normalizeScores, []int64{-300, -200, -100}, []int64{0, 50, 100}},
+		{"min-max rounds down", normalizeScores, []int64{0, 1, 3}, []int64{0, 33, 100}},
+		{"min-max full int64 range", normalizeScores, []int64{math.MinInt64, 0, math.MaxInt64}, []int64{0, 50, 100}},
+		{"min-max large close values", normalizeScores, []int64{math.MaxInt64 - 1000, math.MaxInt64}, []int64{0, 100}},
+		{"absolute empty", absoluteScores, nil, nil},
+		{"absolute keeps the scale", absoluteScores, []int64{900, 890, 100}, []int64{90, 89, 10}},
+		{"absolute all equal", absoluteScores, []int64{700, 700}, []int64{70, 70}},
+		{"absolute all zero", absoluteScores, []int64{0, 0}, []int64{0, 0}},
+		{"absolute rounds down", absoluteScores, []int64{999, 1}, []int64{99, 0}},
+		{"absolute clamps above 1", absoluteScores, []int64{1000, 5000, math.MaxInt64}, []int64{100, 100, 100}},
+		{"absolute clamps below 0", absoluteScores, []int64{-1, -1000, math.MinInt64}, []int64{0, 0, 0}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -189,43 +198,13 @@ func TestNormalizeScores(t *testing.T) {
 			for i, s := range tt.in {
 				list[i] = fwk.NodeScore{Name: fmt.Sprint(i), Score: s}
 			}
-			normalizeScores(list)
+			tt.normalize(list)
 			for i := range list {
 				if list[i].Score != tt.want[i] {
 					t.Fatalf("normalize(%v) = %v, want %v", tt.in, list, tt.want)
 				}
 				if list[i].Score < 0 || list[i].Score > fwk.MaxNodeScore {
 					t.Fatalf("score %d out of range", list[i].Score)
-				}
-			}
-		})
-	}
-}
-
-func TestAbsoluteScores(t *testing.T) {
-	tests := []struct {
-		name string
-		in   []int64 // simulator score × 1000
-		want []int64
-	}{
-		{"empty", nil, nil},
-		{"keeps the scale", []int64{900, 890, 100}, []int64{90, 89, 10}},
-		{"all equal", []int64{700, 700}, []int64{70, 70}},
-		{"all zero", []int64{0, 0}, []int64{0, 0}},
-		{"rounds down", []int64{999, 1}, []int64{99, 0}},
-		{"clamps above 1", []int64{1000, 5000, math.MaxInt64}, []int64{100, 100, 100}},
-		{"clamps below 0", []int64{-1, -1000, math.MinInt64}, []int64{0, 0, 0}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			list := make(fwk.NodeScoreList, len(tt.in))
-			for i, s := range tt.in {
-				list[i] = fwk.NodeScore{Name: fmt.Sprint(i), Score: s}
-			}
-			absoluteScores(list)
-			for i := range list {
-				if list[i].Score != tt.want[i] {
-					t.Fatalf("absolute(%v) = %v, want %v", tt.in, list, tt.want)
 				}
 			}
 		})
