@@ -102,7 +102,7 @@ func TestImageName(t *testing.T) {
 		{"localhost:5000/kns-3-simulator:v1", true, "v1"},
 		{"localhost:5000/kns-3-simulator", true, ""},
 		{"kns-3-simulator@sha256:abc", true, ""},
-		{"registry.k8s.io/pause:3.10", false, "3.10"},
+		{"localhost:5000/pause:3.10", false, "3.10"},
 	} {
 		if got := kns3Image(tt.image); got != tt.kns3 {
 			t.Errorf("kns3Image(%q) = %v, want %v", tt.image, got, tt.kns3)
