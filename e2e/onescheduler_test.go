@@ -26,6 +26,8 @@ import (
 const (
 	burstPods = 20
 	burstCPU  = "300m"
+	// preferencePods is how many pods check each soft preference.
+	preferencePods = 3
 )
 
 // TestOneScheduler runs the mixed burst with the second-scheduler install,
@@ -63,17 +65,26 @@ func TestOneScheduler(t *testing.T) {
 				// Preferred pod anti-affinity: away from the node running app=db.
 				c.createDefaultPod(st.MakePod().Name("db").Label("app", "db").NodeSelector(map[string]string{v1.LabelHostname: c.plain}))
 				c.scheduled("db")
-				c.createDefaultPod(st.MakePod().Name("shy").PodAntiAffinityIn("app", v1.LabelHostname, []string{"db"}, st.PodAntiAffinityWithPreferredReq).
-					NodeAffinityIn(v1.LabelHostname, []string{c.plain, c.rigorous}, st.NodeSelectorTypeMatchExpressions))
-				if node := c.scheduled("shy"); node != c.rigorous {
-					t.Errorf("a default pod preferring to avoid app=db went to %s, want %s (db is on %s)", node, c.rigorous, c.plain)
+				// Each check picks between two nodes otherwise alike, so it runs
+				// for several pods: a scorer that ignored the rule would pass
+				// them all only by a 1-in-2^n chance.
+				for i := range preferencePods {
+					name := fmt.Sprintf("shy-%d", i)
+					c.createDefaultPod(st.MakePod().Name(name).PodAntiAffinityIn("app", v1.LabelHostname, []string{"db"}, st.PodAntiAffinityWithPreferredReq).
+						NodeAffinityIn(v1.LabelHostname, []string{c.plain, c.rigorous}, st.NodeSelectorTypeMatchExpressions))
+					if node := c.scheduled(name); node != c.rigorous {
+						t.Errorf("default pod %s, preferring to avoid app=db, went to %s, want %s (db is on %s)", name, node, c.rigorous, c.plain)
+					}
 				}
 				// A PreferNoSchedule taint is avoided.
 				c.taint(c.rigorous, v1.Taint{Key: "kns3-e2e/avoid", Effect: v1.TaintEffectPreferNoSchedule})
-				c.createDefaultPod(st.MakePod().Name("untainted").
-					NodeAffinityIn(v1.LabelHostname, []string{c.plain, c.rigorous}, st.NodeSelectorTypeMatchExpressions))
-				if node := c.scheduled("untainted"); node != c.plain {
-					t.Errorf("a default pod went to %s, want %s: %s has a PreferNoSchedule taint", node, c.plain, c.rigorous)
+				for i := range preferencePods {
+					name := fmt.Sprintf("untainted-%d", i)
+					c.createDefaultPod(st.MakePod().Name(name).
+						NodeAffinityIn(v1.LabelHostname, []string{c.plain, c.rigorous}, st.NodeSelectorTypeMatchExpressions))
+					if node := c.scheduled(name); node != c.plain {
+						t.Errorf("default pod %s went to %s, want %s: %s has a PreferNoSchedule taint", name, node, c.plain, c.rigorous)
+					}
 				}
 				c.taint(c.rigorous, v1.Taint{})
 				// Topology spread (ScheduleAnyway): zone-a already has app=spread.
