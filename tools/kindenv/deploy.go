@@ -153,13 +153,8 @@ func SchedulerPod(ctx context.Context, client kubernetes.Interface) (*v1.Pod, er
 	}
 	for i := range pods.Items {
 		p := &pods.Items[i]
-		if p.DeletionTimestamp != nil || p.Status.Phase != v1.PodRunning {
-			continue
-		}
-		for _, c := range p.Status.Conditions {
-			if c.Type == v1.PodReady && c.Status == v1.ConditionTrue {
-				return p, nil
-			}
+		if p.DeletionTimestamp == nil && p.Status.Phase == v1.PodRunning && podReady(p) {
+			return p, nil
 		}
 	}
 	return nil, fmt.Errorf("no ready pod labeled app.kubernetes.io/name=%s among %d", Deployment, len(pods.Items))
