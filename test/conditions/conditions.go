@@ -30,6 +30,11 @@ import (
 // each time it finds no node for a pod.
 const ReasonFailedScheduling = "FailedScheduling"
 
+// ReasonPlacement is the reason of CustomBindPlugin's placement event
+// (custombind.EventReason, which a test holds this to: importing the
+// plugin would bring the scheduler's dependencies here).
+const ReasonPlacement = "NetworkPlacement"
+
 // PodScheduled is true once the pod is bound to a node. An error reading the
 // pod ends the wait.
 func PodScheduled(cs kubernetes.Interface, ns, name string) wait.ConditionWithContextFunc {
@@ -114,6 +119,28 @@ func PodsBound(cs kubernetes.Interface, ns string, n int) wait.ConditionWithCont
 			}
 		}
 		return true, nil
+	}
+}
+
+// PlacementEvents are the pod's placement events (CustomBindPlugin's
+// NetworkPlacement), by name, which the recorder derives from the pod's
+// name and the event's time.
+func PlacementEvents(ctx context.Context, cs kubernetes.Interface, ns, name string) ([]v1.Event, error) {
+	events, err := cs.CoreV1().Events(ns).List(ctx, metav1.ListOptions{
+		FieldSelector: fields.Set{"involvedObject.name": name, "reason": ReasonPlacement}.String(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return events.Items, nil
+}
+
+// PlacementRecorded is true once the pod has a placement event: the
+// recorder writes events asynchronously, after the binding.
+func PlacementRecorded(cs kubernetes.Interface, ns, name string) wait.ConditionWithContextFunc {
+	return func(ctx context.Context) (bool, error) {
+		events, err := PlacementEvents(ctx, cs, ns, name)
+		return err == nil && len(events) > 0, nil
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
+
+	"kns3.dev/kns3/scheduler/plugins/custombind"
 )
 
 func pod(name, node string, conds ...v1.PodCondition) *v1.Pod {
@@ -140,5 +142,11 @@ func TestSetNodeLabel(t *testing.T) {
 	want := map[string]string{"keep": "1", "scheduler": "disabled"}
 	if len(got.Labels) != len(want) || got.Labels["keep"] != "1" || got.Labels["scheduler"] != "disabled" {
 		t.Errorf("labels = %v, want %v", got.Labels, want)
+	}
+}
+
+func TestReasonPlacementIsThePlugins(t *testing.T) {
+	if ReasonPlacement != custombind.EventReason {
+		t.Errorf("ReasonPlacement = %q, CustomBindPlugin records %q", ReasonPlacement, custombind.EventReason)
 	}
 }

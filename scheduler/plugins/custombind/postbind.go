@@ -1,5 +1,6 @@
 // Package custombind implements CustomBindPlugin, which records each binding
-// made by the kns-3-scheduler profile in the scheduler's log.
+// made by the kns-3-scheduler profile: a line in the scheduler's log and a
+// placement event on the pod saying why the node was chosen.
 package custombind
 
 import (
@@ -7,8 +8,11 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
+
+	"kns3.dev/kns3/scheduler/plugins/customscore"
 )
 
 // Name is the name of the plugin used in the plugin registry and configurations.
@@ -17,20 +21,44 @@ const Name = "CustomBindPlugin"
 // Message is the log message written for every bound pod.
 const Message = "KNS-3 bound pod to node"
 
+const (
+	// EventReason is the reason of the placement event recorded on every
+	// pod the profile binds (kubectl describe pod, kubectl events).
+	EventReason = "NetworkPlacement"
+	// EventAction is the placement event's action.
+	EventAction = "Scheduling"
+)
+
 // CustomBind is the CustomBindPlugin. Binding itself is left to DefaultBinder.
-type CustomBind struct{}
+type CustomBind struct {
+	// recorder is the profile's event recorder (the framework's, reporting
+	// as the profile's scheduler name); nil without a handle.
+	recorder events.EventRecorderLogger
+}
 
 var _ fwk.PostBindPlugin = &CustomBind{}
 
 // New initializes the plugin. It takes no arguments.
-func New(_ context.Context, _ runtime.Object, _ fwk.Handle) (fwk.Plugin, error) {
-	return &CustomBind{}, nil
+func New(_ context.Context, _ runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
+	pl := &CustomBind{}
+	if h != nil {
+		pl.recorder = h.EventRecorder()
+	}
+	return pl, nil
 }
 
 // Name returns the name of the plugin.
 func (pl *CustomBind) Name() string { return Name }
 
-// PostBind logs the binding at verbosity 1, structured with pod and node.
-func (pl *CustomBind) PostBind(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, nodeName string) {
-	klog.FromContext(ctx).V(1).Info(Message, "pod", klog.KObj(pod), "node", nodeName)
+// PostBind logs the binding at verbosity 1, structured with pod and node,
+// and records the placement event: the node's simulator score and rank
+// among the feasible nodes and the best alternative, from the scheduling
+// cycle's state, or why the cycle fell back. One event per bound pod.
+func (pl *CustomBind) PostBind(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodeName string) {
+	logger := klog.FromContext(ctx)
+	p := customscore.PlacementOf(state, nodeName)
+	logger.V(1).Info(Message, "pod", klog.KObj(pod), "node", nodeName, "placement", p.Message())
+	if pl.recorder != nil {
+		pl.recorder.WithLogger(logger).Eventf(pod, nil, v1.EventTypeNormal, EventReason, EventAction, "%s", p.Message())
+	}
 }

@@ -6,11 +6,22 @@ import (
 	"strings"
 	"testing"
 
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/textlogger"
 	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
 	st "k8s.io/kubernetes/pkg/scheduler/testing"
 )
+
+// recorderHandle is a framework handle that has only an event recorder.
+type recorderHandle struct {
+	fwk.Handle
+	recorder events.EventRecorderLogger
+}
+
+func (h recorderHandle) EventRecorder() events.EventRecorderLogger { return h.recorder }
 
 func TestPostBindLogsAtVerbosityOne(t *testing.T) {
 	pod := st.MakePod().Namespace("ns").Name("web-0").Obj()
@@ -19,7 +30,7 @@ func TestPostBindLogsAtVerbosityOne(t *testing.T) {
 		want      string
 	}{
 		{0, ""},
-		{1, `"KNS-3 bound pod to node" pod="ns/web-0" node="worker-node-2"`},
+		{1, `"KNS-3 bound pod to node" pod="ns/web-0" node="worker-node-2" placement="Fallback (not_scored): worker-node-2 chosen without network scores`},
 	} {
 		var buf bytes.Buffer
 		cfg := textlogger.NewConfig(textlogger.Verbosity(tc.verbosity), textlogger.Output(&buf))
@@ -28,7 +39,7 @@ func TestPostBindLogsAtVerbosityOne(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pl.(fwk.PostBindPlugin).PostBind(ctx, nil, pod, "worker-node-2")
+		pl.(fwk.PostBindPlugin).PostBind(ctx, framework.NewCycleState(), pod, "worker-node-2")
 		got := buf.String()
 		if tc.want == "" && got != "" {
 			t.Errorf("v=%d: logged %q, want nothing", tc.verbosity, got)
@@ -38,6 +49,36 @@ func TestPostBindLogsAtVerbosityOne(t *testing.T) {
 		}
 		if n := strings.Count(got, "\n"); tc.want != "" && n != 1 {
 			t.Errorf("v=%d: %d lines logged, want exactly 1", tc.verbosity, n)
+		}
+	}
+}
+
+// TestPostBindRecordsOnePlacementEvent: each bound pod gets exactly one
+// Normal NetworkPlacement event, whose note is the placement's message.
+// (The message's content is customscore's table test.)
+func TestPostBindRecordsOnePlacementEvent(t *testing.T) {
+	recorder := events.NewFakeRecorder(10)
+	ctx := context.Background()
+	pl, err := New(ctx, nil, recorderHandle{recorder: recorder})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"web-0", "web-1"} {
+		pod := st.MakePod().Namespace("ns").Name(name).Obj()
+		pl.(fwk.PostBindPlugin).PostBind(ctx, framework.NewCycleState(), pod, "node-a")
+	}
+	close(recorder.Events)
+	var got []string
+	for e := range recorder.Events {
+		got = append(got, e)
+	}
+	want := v1.EventTypeNormal + " " + EventReason + " Fallback (not_scored): node-a chosen without network scores"
+	if len(got) != 2 {
+		t.Fatalf("recorded %d events for 2 bound pods, want 2: %q", len(got), got)
+	}
+	for _, e := range got {
+		if !strings.HasPrefix(e, want) {
+			t.Errorf("event %q, want prefix %q", e, want)
 		}
 	}
 }

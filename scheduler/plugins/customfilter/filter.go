@@ -61,15 +61,16 @@ func (pl *CustomFilter) Name() string { return Name }
 // specification asks for Unschedulable, and a label can change at any time.
 func (pl *CustomFilter) Filter(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, nodeInfo fwk.NodeInfo) *fwk.Status {
 	node := nodeInfo.Node()
-	if reason := rejection(pod, node); reason != "" {
+	if reason := Rejection(pod, node); reason != "" {
 		klog.FromContext(ctx).V(5).Info("Node rejected", "plugin", Name, "pod", klog.KObj(pod), "node", klog.KObj(node), "reason", reason)
 		return fwk.NewStatus(fwk.Unschedulable, reason)
 	}
 	return nil
 }
 
-// rejection returns why pod cannot go to node, or "" when it can.
-func rejection(pod *v1.Pod, node *v1.Node) string {
+// Rejection returns why the filter keeps pod off node, or "" when it lets
+// the pod through: the rule Filter applies, for callers that explain it.
+func Rejection(pod *v1.Pod, node *v1.Node) string {
 	if node.Labels[LabelScheduler] == ValueDisabled {
 		return ErrReasonDisabled
 	}
@@ -121,11 +122,11 @@ func (pl *CustomFilter) isSchedulableAfterNodeChange(logger klog.Logger, pod *v1
 	if err != nil {
 		return fwk.Queue, err
 	}
-	if rejection(pod, newNode) != "" {
+	if Rejection(pod, newNode) != "" {
 		logger.V(5).Info("Node changed but still rejects the pod", "plugin", Name, "pod", klog.KObj(pod), "node", klog.KObj(newNode))
 		return fwk.QueueSkip, nil
 	}
-	if oldNode != nil && rejection(pod, oldNode) == "" {
+	if oldNode != nil && Rejection(pod, oldNode) == "" {
 		// The node already passed; its label change cannot be what the pod waits for.
 		return fwk.QueueSkip, nil
 	}

@@ -118,6 +118,10 @@ func (pl *CustomScore) Name() string { return Name }
 // PreScore, so Clone can share it.
 type simulationState struct {
 	scores map[string]int64
+	// feasible names the nodes PreScore was given, for the placement
+	// event (PlacementOf); fallback says why the cycle had no scores.
+	feasible []string
+	fallback string
 }
 
 func (s *simulationState) Clone() fwk.StateData { return s }
@@ -131,7 +135,10 @@ func (s *simulationState) Clone() fwk.StateData { return s }
 func (pl *CustomScore) PreScore(ctx context.Context, cycleState fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) *fwk.Status {
 	logger := klog.FromContext(ctx)
 	// The state is written fresh every cycle: nothing from an earlier cycle survives.
-	state := &simulationState{}
+	state := &simulationState{feasible: make([]string, len(nodes))}
+	for i, n := range nodes {
+		state.feasible[i] = n.Node().Name
+	}
 	cycleState.Write(stateKey, state)
 
 	var sim *simulation
@@ -140,12 +147,14 @@ func (pl *CustomScore) PreScore(ctx context.Context, cycleState fwk.CycleState, 
 		sim, age = pl.background.newest()
 		if sim == nil {
 			pl.metrics.fallback(fallbackStale)
+			state.fallback = fallbackStale
 			logger.V(2).Info("No simulation younger than maxSimulationAge; scoring skipped", "pod", klog.KObj(pod), "age", age, "noneYet", age < 0)
 			return fwk.NewStatus(fwk.Skip)
 		}
 	} else {
 		if !pl.breaker.allow() {
 			pl.metrics.fallback(fallbackBreakerOpen)
+			state.fallback = fallbackBreakerOpen
 			logger.V(4).Info("Simulator skipped while the circuit breaker is open; scoring skipped", "pod", klog.KObj(pod))
 			return fwk.NewStatus(fwk.Skip)
 		}
@@ -159,6 +168,7 @@ func (pl *CustomScore) PreScore(ctx context.Context, cycleState fwk.CycleState, 
 			}
 			pl.breaker.record(outcome)
 			pl.metrics.fallback(fallbackFailed)
+			state.fallback = fallbackFailed
 			logger.Info("Simulator unavailable; scoring skipped for this pod", "pod", klog.KObj(pod), "attempts", made, "err", err)
 			return fwk.NewStatus(fwk.Skip)
 		}
@@ -174,6 +184,7 @@ func (pl *CustomScore) PreScore(ctx context.Context, cycleState fwk.CycleState, 
 	if !scoresAny(sim.scores, nodes) {
 		logger.V(1).Info("Simulator had a score for none of the candidate nodes; scoring skipped",
 			"pod", klog.KObj(pod), "candidates", len(nodes), "results", len(sim.scores))
+		state.fallback = FallbackNoneScored
 		return fwk.NewStatus(fwk.Skip)
 	}
 	return nil
@@ -214,11 +225,7 @@ func (pl *CustomScore) ScoreExtensions() fwk.ScoreExtensions { return pl }
 // MaxNodeScore, leaving the choice to the other plugins. Absolute keeps the
 // simulator's scale: the simulator score × 100, clamped.
 func (pl *CustomScore) NormalizeScore(_ context.Context, _ fwk.CycleState, _ *v1.Pod, scores fwk.NodeScoreList) *fwk.Status {
-	if pl.absolute {
-		absoluteScores(scores)
-		return nil
-	}
-	normalizeScores(scores)
+	Normalize(scores, pl.absolute)
 	return nil
 }
 

@@ -1,0 +1,161 @@
+package customscore
+
+import (
+	"fmt"
+	"strconv"
+	"unicode/utf8"
+
+	fwk "k8s.io/kube-scheduler/framework"
+)
+
+// Fallback reasons of a Placement: why a pod was placed without network
+// scores. The first three are also the "reason" label of FallbacksTotal.
+const (
+	FallbackSimulatorFailed = fallbackFailed
+	FallbackBreakerOpen     = fallbackBreakerOpen
+	FallbackStale           = fallbackStale
+	// FallbackNoneScored: the simulation scored none of the feasible nodes.
+	FallbackNoneScored = "none_scored"
+	// FallbackNodeUnscored: the simulation scored other feasible nodes but
+	// not the one the pod went to.
+	FallbackNodeUnscored = "node_unscored"
+	// FallbackNotScored: PreScore did not run, so there was nothing to rank.
+	// The scheduler skips scoring when a single node is feasible.
+	FallbackNotScored = "not_scored"
+)
+
+// MaxPlacementMessage bounds Placement.Message: an event's note holds at
+// most 1 kB.
+const MaxPlacementMessage = 1024
+
+// Placement is what the scheduling cycle's network scores said about the
+// node a pod went to: its simulator score and rank among the feasible
+// nodes and the best other feasible node, or why there were no scores.
+type Placement struct {
+	Node string
+	// Fallback is empty when the node was ranked by the simulator's scores.
+	Fallback string
+	// Score is the node's simulator score × 1000 (Score's raw value).
+	Score int64
+	// Rank is 1 + the number of feasible nodes scored higher; Feasible is
+	// how many nodes passed every filter.
+	Rank, Feasible int
+	// Alternative is the best-scored other feasible node ("" when none was
+	// scored) and AlternativeScore its score × 1000.
+	Alternative      string
+	AlternativeScore int64
+}
+
+// PlacementOf reads the cycle's simulation from state (written by
+// PreScore) and places the pod on node. The binding cycle calls it with
+// the scheduling cycle's state, once per pod, so its cost (one pass over
+// the feasible nodes) is off the scheduling cycle.
+func PlacementOf(state fwk.CycleState, node string) Placement {
+	p := Placement{Node: node, Fallback: FallbackNotScored}
+	if state == nil {
+		return p
+	}
+	data, err := state.Read(stateKey)
+	if err != nil {
+		return p
+	}
+	s, ok := data.(*simulationState)
+	if !ok {
+		return p
+	}
+	p.Feasible = len(s.feasible)
+	if s.fallback != "" {
+		p.Fallback = s.fallback
+		return p
+	}
+	score, scored := s.scores[node]
+	p.Score = score
+	p.Rank = 1
+	found := false
+	for _, name := range s.feasible {
+		other, ok := s.scores[name]
+		if !ok || name == node {
+			continue
+		}
+		if scored && other > score {
+			p.Rank++
+		}
+		if !found || other > p.AlternativeScore || (other == p.AlternativeScore && name < p.Alternative) {
+			p.Alternative, p.AlternativeScore, found = name, other, true
+		}
+	}
+	if scored {
+		p.Fallback = ""
+	} else {
+		p.Fallback, p.Score, p.Rank = FallbackNodeUnscored, 0, 0
+	}
+	return p
+}
+
+// Message is the placement as one bounded line for an event's note.
+func (p Placement) Message() string {
+	var msg string
+	switch p.Fallback {
+	case "":
+		msg = fmt.Sprintf("Network-aware: %s has simulator score %s, rank %d of %d feasible nodes", p.Node, FormatMilli(p.Score), p.Rank, p.Feasible)
+		if p.Alternative != "" {
+			msg += fmt.Sprintf("; best alternative %s (%s)", p.Alternative, FormatMilli(p.AlternativeScore))
+		} else {
+			msg += "; no other feasible node was scored"
+		}
+	case FallbackNodeUnscored:
+		msg = fmt.Sprintf("Fallback (%s): the simulator has no score for %s, chosen by the other plugins; best scored alternative %s (%s)",
+			p.Fallback, p.Node, p.Alternative, FormatMilli(p.AlternativeScore))
+	default:
+		msg = fmt.Sprintf("Fallback (%s): %s chosen without network scores: %s", p.Fallback, p.Node, fallbackText(p))
+	}
+	return truncate(msg, MaxPlacementMessage)
+}
+
+func fallbackText(p Placement) string {
+	switch p.Fallback {
+	case FallbackSimulatorFailed:
+		return "the simulator did not answer"
+	case FallbackBreakerOpen:
+		return "the simulator's circuit breaker is open"
+	case FallbackStale:
+		return "no simulation younger than maxSimulationAge"
+	case FallbackNoneScored:
+		return fmt.Sprintf("the simulation scores none of the %d feasible nodes", p.Feasible)
+	default:
+		return "scoring did not run (a single feasible node)"
+	}
+}
+
+// FormatMilli writes a score × 1000 as the simulator's score, three decimals.
+func FormatMilli(v int64) string {
+	return strconv.FormatFloat(float64(v)/milliScale, 'f', 3, 64)
+}
+
+// MilliScore is a simulator score as the plugin's raw score (× 1000), false
+// for a NaN or infinite score, which the plugin treats as unscored.
+func MilliScore(score float64) (int64, bool) {
+	return milliScore(wireScore{value: score, set: true})
+}
+
+// Normalize is NormalizeScore on raw scores: MinMax unless absolute.
+func Normalize(scores fwk.NodeScoreList, absolute bool) {
+	if absolute {
+		absoluteScores(scores)
+		return
+	}
+	normalizeScores(scores)
+}
+
+// truncate cuts s to at most n bytes on a rune boundary, marking the cut.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	const mark = "…"
+	cut := n - len(mark)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + mark
+}
