@@ -80,15 +80,20 @@ func writeConfigs(dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	profilePath := filepath.Join(dir, ProfileFile)
-	if err := os.WriteFile(profilePath, profile, 0o644); err != nil {
+	noEvent, err := WithoutPlacementEvent(profile)
+	if err != nil {
 		return "", err
+	}
+	for name, data := range map[string][]byte{ProfileFile: profile, NoEventProfileFile: noEvent} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			return "", err
+		}
 	}
 	cases, err := os.ReadFile("performance-config.yaml")
 	if err != nil {
 		return "", err
 	}
-	if cases, err = PerformanceConfig(cases, profilePath); err != nil {
+	if cases, err = PerformanceConfig(cases, dir); err != nil {
 		return "", fmt.Errorf("performance-config.yaml: %w", err)
 	}
 	path := filepath.Join(dir, "performance-config.yaml")

@@ -8,11 +8,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"regexp"
 
 	"sigs.k8s.io/yaml"
 
 	"kns3.dev/kns3/scheduler/plugins"
+	"kns3.dev/kns3/scheduler/plugins/custombind"
 	"kns3.dev/kns3/scheduler/plugins/customscore"
 )
 
@@ -24,6 +26,10 @@ const (
 	// kns-3-scheduler profile as its schedulerConfigPath. No such file is
 	// kept: the benchmark writes Profile's output at start.
 	ProfileFile = "kns3-scheduler-config.yaml"
+	// NoEventProfileFile is ProfileFile without CustomBindPlugin at
+	// PostBind (WithoutPlacementEvent): the same scheduling with no
+	// placement event, to measure the event's cost side by side.
+	NoEventProfileFile = "kns3-scheduler-config-noevent.yaml"
 	// SimulatorAddr is where the benchmark serves the simulator stub.
 	SimulatorAddr = "127.0.0.1:18477"
 )
@@ -70,24 +76,63 @@ func Profile(deployConfig []byte) ([]byte, error) {
 	return yaml.Marshal(cfg)
 }
 
-// profileRef is a schedulerConfigPath naming ProfileFile.
-var profileRef = regexp.MustCompile(`(?m)^([ \t]*schedulerConfigPath:[ \t]*)` + regexp.QuoteMeta(ProfileFile) + `[ \t]*$`)
-
-// PerformanceConfig returns the test cases of performance-config.yaml
-// (perfConfig) with each schedulerConfigPath that names ProfileFile
-// pointing at profilePath instead, where the benchmark wrote Profile's
-// output. Template paths stay relative to this directory.
-func PerformanceConfig(perfConfig []byte, profilePath string) ([]byte, error) {
-	if !profileRef.Match(perfConfig) {
-		return nil, fmt.Errorf("no test case has schedulerConfigPath: %s", ProfileFile)
-	}
-	// A JSON string is a YAML scalar, whatever the path holds.
-	quoted, err := json.Marshal(profilePath)
-	if err != nil {
+// WithoutPlacementEvent returns Profile's output (profile) with
+// CustomBindPlugin taken out of the kns-3-scheduler profile's PostBind, so
+// no pod gets a placement event; nothing else changes.
+func WithoutPlacementEvent(profile []byte) ([]byte, error) {
+	var cfg map[string]any
+	if err := yaml.UnmarshalStrict(profile, &cfg); err != nil {
 		return nil, err
 	}
-	return profileRef.ReplaceAllFunc(perfConfig, func(line []byte) []byte {
-		prefix := profileRef.FindSubmatch(line)[1]
-		return append(bytes.Clone(prefix), quoted...)
-	}), nil
+	profiles, _ := cfg["profiles"].([]any)
+	removed := false
+	for _, p := range profiles {
+		p, ok := p.(map[string]any)
+		if !ok || p["schedulerName"] != plugins.ProfileName {
+			continue
+		}
+		ps, _ := p["plugins"].(map[string]any)
+		postBind, _ := ps["postBind"].(map[string]any)
+		enabled, _ := postBind["enabled"].([]any)
+		kept := enabled[:0:0]
+		for _, e := range enabled {
+			if e, ok := e.(map[string]any); ok && e["name"] == custombind.Name {
+				removed = true
+				continue
+			}
+			kept = append(kept, e)
+		}
+		if postBind != nil {
+			postBind["enabled"] = kept
+		}
+	}
+	if !removed {
+		return nil, fmt.Errorf("the %s profile does not enable %s at postBind", plugins.ProfileName, custombind.Name)
+	}
+	return yaml.Marshal(cfg)
+}
+
+// profileRef is a schedulerConfigPath naming ProfileFile or NoEventProfileFile.
+var profileRef = regexp.MustCompile(`(?m)^([ \t]*schedulerConfigPath:[ \t]*)(` +
+	regexp.QuoteMeta(ProfileFile) + `|` + regexp.QuoteMeta(NoEventProfileFile) + `)[ \t]*$`)
+
+// PerformanceConfig returns the test cases of performance-config.yaml
+// (perfConfig) with each schedulerConfigPath that names ProfileFile or
+// NoEventProfileFile pointing at that file in dir instead, where the
+// benchmark wrote them. Template paths stay relative to this directory.
+func PerformanceConfig(perfConfig []byte, dir string) ([]byte, error) {
+	if !bytes.Contains(perfConfig, []byte(ProfileFile)) || !profileRef.Match(perfConfig) {
+		return nil, fmt.Errorf("no test case has schedulerConfigPath: %s", ProfileFile)
+	}
+	var err error
+	out := profileRef.ReplaceAllFunc(perfConfig, func(line []byte) []byte {
+		m := profileRef.FindSubmatch(line)
+		// A JSON string is a YAML scalar, whatever the path holds.
+		quoted, qerr := json.Marshal(filepath.Join(dir, string(m[2])))
+		if qerr != nil {
+			err = qerr
+		}
+		return append(bytes.Clone(m[1]), quoted...)
+	})
+	return out, err
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
@@ -19,6 +20,7 @@ import (
 
 	kns3config "kns3.dev/kns3/scheduler/apis/config"
 	"kns3.dev/kns3/scheduler/plugins"
+	"kns3.dev/kns3/scheduler/plugins/custombind"
 	"kns3.dev/kns3/scheduler/plugins/customscore"
 )
 
@@ -140,6 +142,11 @@ func loadProfile(t *testing.T) *schedconfig.KubeSchedulerProfile {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return decodeProfile(t, generated)
+}
+
+func decodeProfile(t *testing.T, generated []byte) *schedconfig.KubeSchedulerProfile {
+	t.Helper()
 	obj, _, err := scheme.Codecs.UniversalDecoder().Decode(generated, nil, nil)
 	if err != nil {
 		t.Fatalf("decoding the benchmark's profile: %v", err)
@@ -245,13 +252,46 @@ func testCases(t *testing.T, data []byte) []testCase {
 	return cases
 }
 
+// TestWithoutPlacementEvent: the event-free profile differs from the
+// benchmark's profile in CustomBindPlugin at PostBind only.
+func TestWithoutPlacementEvent(t *testing.T) {
+	generated, err := Profile(read(t, DeployConfigPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	noEvent, err := WithoutPlacementEvent(generated)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := decodeProfile(t, generated)
+	got := decodeProfile(t, noEvent)
+	var kept []schedconfig.Plugin
+	for _, p := range want.Plugins.PostBind.Enabled {
+		if p.Name != custombind.Name {
+			kept = append(kept, p)
+		}
+	}
+	if len(kept) == len(want.Plugins.PostBind.Enabled) {
+		t.Fatalf("the benchmark's profile has no %s at PostBind: %+v", custombind.Name, want.Plugins.PostBind)
+	}
+	want.Plugins.PostBind.Enabled = kept
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("WithoutPlacementEvent changed more than PostBind (-want,+got):\n%s", diff)
+	}
+	if _, err := WithoutPlacementEvent(noEvent); err == nil {
+		t.Error("WithoutPlacementEvent accepted a profile without CustomBindPlugin")
+	}
+}
+
 func TestPerformanceConfig(t *testing.T) {
-	if _, err := os.Stat(ProfileFile); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("%s exists (%v): the benchmark generates it from %s; a copy would drift", ProfileFile, err, DeployConfigPath)
+	for _, f := range []string{ProfileFile, NoEventProfileFile} {
+		if _, err := os.Stat(f); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s exists (%v): the benchmark generates it from %s; a copy would drift", f, err, DeployConfigPath)
+		}
 	}
 	original := read(t, "performance-config.yaml")
-	const path = "/tmp/perf run/kns3-scheduler-config.yaml"
-	rewritten, err := PerformanceConfig(original, path)
+	const dir = "/tmp/perf run"
+	rewritten, err := PerformanceConfig(original, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,14 +302,15 @@ func TestPerformanceConfig(t *testing.T) {
 	uses := 0
 	for i, tc := range before {
 		want := tc
-		if tc.SchedulerConfigPath == ProfileFile {
-			want.SchedulerConfigPath = path
+		generated := tc.SchedulerConfigPath == ProfileFile || tc.SchedulerConfigPath == NoEventProfileFile
+		if generated {
+			want.SchedulerConfigPath = filepath.Join(dir, tc.SchedulerConfigPath)
 			uses++
 		}
 		if diff := cmp.Diff(want, after[i]); diff != "" {
 			t.Errorf("test case %s (-want,+got):\n%s", tc.Name, diff)
 		}
-		if tc.SchedulerConfigPath != ProfileFile {
+		if !generated {
 			continue
 		}
 		// The pods of a case on the kns-3-scheduler profile must ask for it.
@@ -298,7 +339,7 @@ func TestPerformanceConfig(t *testing.T) {
 		t.Errorf("no test case of performance-config.yaml runs the kns-3-scheduler profile (schedulerConfigPath: %s)", ProfileFile)
 	}
 
-	if _, err := PerformanceConfig([]byte("- name: Default\n"), path); err == nil {
+	if _, err := PerformanceConfig([]byte("- name: Default\n"), dir); err == nil {
 		t.Error("PerformanceConfig accepted test cases that never use the profile")
 	}
 }

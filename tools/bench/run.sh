@@ -4,7 +4,9 @@
 # _output/bench-smoke/docs).
 #   full:  BENCH_RUNS (default 3) runs of everything at 500-5000 nodes
 #   smoke: one short run of everything, so the benchmarks keep working
-# A second argument `reliability` runs only step 4 and its report.
+# A second argument `reliability` runs only step 4 and its report; `event`
+# only the placement event's two scheduler_perf workloads (5000 nodes, event
+# on and off) and their section of docs/performance.md.
 set -euo pipefail
 # Under `bazel run //tools/bench` the script runs from its runfiles.
 cd "${BUILD_WORKSPACE_DIRECTORY:-$(dirname "$0")/../..}"
@@ -13,12 +15,13 @@ mode=${1:-full}
 case $mode in
   full) runs=${BENCH_RUNS:-3}; label=performance; out=_output/bench; docs=docs; dur=10s ;;
   smoke) runs=1; label=short; out=_output/bench-smoke; docs=$out/docs; dur=2s ;;
-  *) echo "usage: $0 [full|smoke] [all|reliability]" >&2; exit 2 ;;
+  *) echo "usage: $0 [full|smoke] [all|reliability|event]" >&2; exit 2 ;;
 esac
 steps=${2:-all}
 case $steps in
   all|reliability) ;;
-  *) echo "usage: $0 [full|smoke] [all|reliability]" >&2; exit 2 ;;
+  event) [ "$mode" = full ] || { echo "$0: event runs in full mode only" >&2; exit 2; } ;;
+  *) echo "usage: $0 [full|smoke] [all|reliability|event]" >&2; exit 2 ;;
 esac
 
 need=()
@@ -29,13 +32,35 @@ if [ ${#need[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${need[@]}" >/dev/null
 fi
 
-if [ "$steps" = all ]; then
-  rm -rf "$out"
-else
-  rm -rf "$out/reliability" "$out/reliability.jsonl"
-fi
+case $steps in
+  all) rm -rf "$out" ;;
+  reliability) rm -rf "$out/reliability" "$out/reliability.jsonl" ;;
+  event) rm -rf "$out/perf" ;;
+esac
 mkdir -p "$out/perf" "$out/load" "$out/reliability"
 abs=$(cd "$out" && pwd)
+
+# perf_case RUN CASE LABEL: one scheduler_perf test case, its DataItems
+# into $out/perf/run-RUN.
+perf_case() {
+  local start; start=$(date +%s)
+  (cd test/perf && KUBE_CACHE_MUTATION_DETECTOR=false "$abs/perf.test" -test.run '^$' \
+    -test.bench "BenchmarkPerfScheduling/^$2\$" -test.benchtime=1x -test.timeout 4h \
+    -perf-scheduling-label-filter="$3" -data-items-dir="$abs/perf/run-$1") \
+    >"$out/perf/run-$1-$2.log" 2>&1 || { tail -50 "$out/perf/run-$1-$2.log"; exit 1; }
+  echo "bench:   run $1 $2: $(( $(date +%s) - start ))s"
+}
+
+if [ "$steps" = event ]; then
+  echo "bench: the placement event, scheduler_perf at 5000 nodes with and without it ($runs runs)"
+  go test -tags perf -c -o "$out/perf.test" ./test/perf
+  for i in $(seq "$runs"); do
+    for c in ProfileOverhead_KNS3NoEvent ProfileOverhead_KNS3; do perf_case "$i" "$c" event; done
+  done
+  go run ./tools/benchreport -in "$out" -out "$docs" -report event
+  echo "bench: wrote the placement event's section of $docs/performance.md"
+  exit 0
+fi
 
 if [ "$steps" = all ]; then
 echo "bench: 1/4 Go benchmarks of the scoring cycle ($runs runs)"
@@ -45,17 +70,10 @@ go test -run '^$' -bench . -benchmem -benchtime "$benchtime" -count "$runs" \
 
 echo "bench: 2/4 scheduler_perf, label $label ($runs runs)"
 # One go test per test case: each writes its results as soon as it ends.
-cases="ProfileOverhead_Default ProfileOverhead_KNS3 HostnameAffinity HostnameAntiAffinity HostnameAndZoneAffinity"
+cases="ProfileOverhead_Default ProfileOverhead_KNS3 ProfileOverhead_KNS3NoEvent HostnameAffinity HostnameAntiAffinity HostnameAndZoneAffinity"
 go test -tags perf -c -o "$out/perf.test" ./test/perf
 for i in $(seq "$runs"); do
-  for c in $cases; do
-    start=$(date +%s)
-    (cd test/perf && KUBE_CACHE_MUTATION_DETECTOR=false "$abs/perf.test" -test.run '^$' \
-      -test.bench "BenchmarkPerfScheduling/^$c\$" -test.benchtime=1x -test.timeout 4h \
-      -perf-scheduling-label-filter="$label" -data-items-dir="$abs/perf/run-$i") \
-      >"$out/perf/run-$i-$c.log" 2>&1 || { tail -50 "$out/perf/run-$i-$c.log"; exit 1; }
-    echo "bench:   run $i $c: $(( $(date +%s) - start ))s"
-  done
+  for c in $cases; do perf_case "$i" "$c" "$label"; done
 done
 
 echo "bench: 3/4 the simulator stub under load ($runs runs of $dur per request kind)"

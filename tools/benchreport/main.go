@@ -19,17 +19,19 @@ func main() {
 	machine := flag.String("machine", "", "one line describing the machine")
 	command := flag.String("command", "make bench", "the command that reproduces the numbers")
 	findings := flag.String("findings", "docs/performance-findings.md", "hand-written analysis appended to the report, if the file exists")
-	reports := flag.String("report", "all", "which reports to write: all (performance, and reliability when <in>/reliability.jsonl exists), performance or reliability")
+	reports := flag.String("report", "all", "which reports to write: all (performance, and reliability when <in>/reliability.jsonl exists), performance, reliability, or event (the placement event's section of an existing performance.md)")
 	flag.Parse()
 	var err error
 	switch *reports {
 	case "all", "performance":
 		err = run(*in, *out, *machine, *command, *findings)
 	case "reliability":
+	case "event":
+		err = writeEventReport(*in, *out)
 	default:
-		err = fmt.Errorf("-report %q: want all, performance or reliability", *reports)
+		err = fmt.Errorf("-report %q: want all, performance, reliability or event", *reports)
 	}
-	if err == nil && *reports != "performance" {
+	if err == nil && (*reports == "all" || *reports == "reliability") {
 		rel := filepath.Join(*in, "reliability.jsonl")
 		if _, statErr := os.Stat(rel); statErr == nil || *reports == "reliability" {
 			err = writeReliability(rel, filepath.Join(*in, "plot"), *out, *machine, *command)
@@ -177,6 +179,7 @@ func (r *report) markdown(machine, command string, plotted bool) string {
 		p99, _ := r.load.median(name + "|p99ms")
 		p("| %s | %s | %s | %d |\n", name, cell(rps, n, "%.0f"), cell(p99, n, "%.2f"), n)
 	}
+	p("\n%s", r.eventSection())
 	return b.String()
 }
 

@@ -52,3 +52,18 @@ func TestSortedKeysOrdersNodeCountsByNumber(t *testing.T) {
 		t.Errorf("sortedKeys = %v, want %v", got, want)
 	}
 }
+
+func TestSpliceSection(t *testing.T) {
+	const sec = eventHeading + "\n\nnew\n"
+	for _, tc := range []struct{ name, doc, want string }{
+		{"replaces the section, keeps the next", "# P\n\n" + eventHeading + "\n\nold\n\n## Findings\n\nf\n",
+			"# P\n\n" + eventHeading + "\n\nnew\n\n## Findings\n\nf\n"},
+		{"replaces the last section", "# P\n\n" + eventHeading + "\n\nold\n", "# P\n\n" + eventHeading + "\n\nnew\n"},
+		{"inserts before the findings", "# P\n\n## 4. x\n\n## Findings\n\nf\n", "# P\n\n## 4. x\n\n" + sec + "\n## Findings\n\nf\n"},
+		{"appends", "# P\n", "# P\n\n" + sec},
+	} {
+		if got := spliceSection(tc.doc, eventHeading, sec); got != tc.want {
+			t.Errorf("%s:\ngot  %q\nwant %q", tc.name, got, tc.want)
+		}
+	}
+}
