@@ -85,6 +85,7 @@ go-test:
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/kns-3-scheduler ./scheduler/cmd/kns-3-scheduler
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/simulator ./simulator/cmd/simulator
+	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/kubectl-kns3 ./kubectl-kns3/cmd/kubectl-kns3
 
 vet:
 	$(GO) vet -tags e2e,perf ./...

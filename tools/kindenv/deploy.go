@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
+	"kns3.dev/kns3/kubectl-kns3/pkg/schedulerpod"
 	"kns3.dev/kns3/test/conditions"
 )
 
@@ -32,8 +33,8 @@ const (
 	ScenarioConfigMap = "kns-3-simulator-scenario"
 	ScenarioKey       = "scenario.yaml"
 	// SchedulerContainer and SimulatorContainer are the pod's containers.
-	SchedulerContainer = "kns-3-scheduler"
-	SimulatorContainer = "simulator"
+	SchedulerContainer = schedulerpod.SchedulerContainer
+	SimulatorContainer = schedulerpod.SimulatorContainer
 
 	// SamplePods is how many pods deploy/sample creates, in SampleNamespace.
 	SamplePods      = 9
@@ -145,19 +146,7 @@ func deploymentDone(d *appsv1.Deployment) bool {
 // Namespace, or the control plane's static pod in kube-system when KNS-3
 // replaced kube-scheduler.
 func SchedulerPod(ctx context.Context, client kubernetes.Interface) (*v1.Pod, error) {
-	pods, err := client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{
-		LabelSelector: "app.kubernetes.io/name=" + Deployment,
-	})
-	if err != nil {
-		return nil, err
-	}
-	for i := range pods.Items {
-		p := &pods.Items[i]
-		if p.DeletionTimestamp == nil && p.Status.Phase == v1.PodRunning && podReady(p) {
-			return p, nil
-		}
-	}
-	return nil, fmt.Errorf("no ready pod labeled app.kubernetes.io/name=%s among %d", Deployment, len(pods.Items))
+	return schedulerpod.Find(ctx, client)
 }
 
 // SetScenario replaces the simulator's scenario; the simulator picks it up

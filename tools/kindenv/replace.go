@@ -13,6 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/yaml"
+
+	"kns3.dev/kns3/kubectl-kns3/pkg/schedulerpod"
 )
 
 // InstallMode is how KNS-3 runs on a cluster.
@@ -200,7 +202,7 @@ func restoreScheduler(ctx context.Context, c *Cluster) error {
 		}
 		for i := range pods.Items {
 			p := &pods.Items[i]
-			if runsImage(p, "kns-3-scheduler") || !podReady(p) {
+			if runsImage(p, "kns-3-scheduler") || !schedulerpod.Ready(p) {
 				return false, nil
 			}
 		}
@@ -242,13 +244,4 @@ func SetControlPlaneScenario(ctx context.Context, cluster, scenarioYAML string) 
 		}
 	}
 	return nil
-}
-
-func podReady(p *v1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == v1.PodReady && c.Status == v1.ConditionTrue {
-			return true
-		}
-	}
-	return false
 }

@@ -9,6 +9,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"kns3.dev/kns3/kubectl-kns3/pkg/schedulerpod"
 )
 
 // install.sh on a control-plane node's directories (here temporary ones):
@@ -107,7 +109,7 @@ func TestControlPlaneManifest(t *testing.T) {
 	if !pod.Spec.HostNetwork {
 		t.Error("the static pod must share the node's network, as kubeadm's kube-scheduler does")
 	}
-	if got := simulatorPort(&pod); got != 10271 {
+	if got := schedulerpod.SimulatorPortOf(&pod); got != 10271 {
 		t.Errorf("simulator port = %d, want 10271 (scheduler-config.yaml's simulatorURL)", got)
 	}
 	config, err := os.ReadFile(filepath.Join(deployDir(t), "control-plane", "scheduler-config.yaml"))

@@ -1,4 +1,4 @@
-package kindenv
+package schedulerpod
 
 import (
 	"context"
@@ -26,7 +26,7 @@ func TestGetSimulate(t *testing.T) {
 	defer close(release)
 	ctx := context.Background()
 
-	status, resp, err := getSimulate(ctx, srv.URL+"/ok", time.Second)
+	status, resp, err := GetSimulate(ctx, srv.URL+"/ok", time.Second)
 	if err != nil || status != http.StatusOK || resp == nil {
 		t.Fatalf("ok: %d, %v, %v", status, resp, err)
 	}
@@ -35,12 +35,12 @@ func TestGetSimulate(t *testing.T) {
 		t.Errorf("ok: decoded %+v", resp)
 	}
 
-	if status, resp, err := getSimulate(ctx, srv.URL+"/fault", time.Second); err != nil || status != http.StatusInternalServerError || resp != nil {
+	if status, resp, err := GetSimulate(ctx, srv.URL+"/fault", time.Second); err != nil || status != http.StatusInternalServerError || resp != nil {
 		t.Errorf("fault: %d, %v, %v; want 500, nil, nil", status, resp, err)
 	}
 
 	start := time.Now()
-	_, _, err = getSimulate(ctx, srv.URL+"/hang", 200*time.Millisecond)
+	_, _, err = GetSimulate(ctx, srv.URL+"/hang", 200*time.Millisecond)
 	var netErr net.Error
 	if !errors.As(err, &netErr) || !netErr.Timeout() {
 		t.Errorf("hang: error %v, want a net.Error timeout", err)
@@ -49,7 +49,7 @@ func TestGetSimulate(t *testing.T) {
 		t.Errorf("hang: returned after %s, want about the 200ms timeout", d)
 	}
 
-	if status, _, err := getSimulate(ctx, srv.URL+"/garbage", time.Second); err == nil || status != http.StatusOK {
+	if status, _, err := GetSimulate(ctx, srv.URL+"/garbage", time.Second); err == nil || status != http.StatusOK {
 		t.Errorf("garbage: %d, %v; want 200 and a decoding error", status, err)
 	}
 }

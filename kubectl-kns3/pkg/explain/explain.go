@@ -1,0 +1,219 @@
+// Package explain says, node by node, why the KNS-3 scheduler put a pod
+// where it did: the KNS-3 filter's verdict on the node's current labels
+// and the pod's annotation, the simulator's current score, the score
+// CustomScorePlugin's NormalizeScore makes of it among the candidates, and
+// the pod's placement event. Everything here is a pure function of objects
+// the caller fetched, so it is table-tested without a cluster.
+package explain
+
+import (
+	"cmp"
+	"slices"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	v1helper "k8s.io/component-helpers/scheduling/corev1"
+	"k8s.io/klog/v2"
+	fwk "k8s.io/kube-scheduler/framework"
+
+	"kns3.dev/kns3/scheduler/plugins/customfilter"
+	"kns3.dev/kns3/scheduler/plugins/customscore"
+	"kns3.dev/kns3/simulator/api"
+)
+
+// Filter verdicts of a Row.
+const (
+	Pass   = "pass"
+	Reject = "reject"
+)
+
+// Input is what Build explains: the pod, every node, and what the
+// scheduler pod and the API server said.
+type Input struct {
+	Pod   *v1.Pod
+	Nodes []v1.Node
+	// Simulation is the simulator's current answer; nil when it gave none
+	// (SimulatorError says why).
+	Simulation     *api.SimulationResponse
+	SimulatorError string
+	// Absolute is the profile's normalization: Absolute when true, MinMax
+	// (the default) when false.
+	Absolute bool
+	// PlacementEvent is the note of the pod's newest placement event and
+	// LastFailedScheduling the message of its newest FailedScheduling
+	// event (or its PodScheduled condition), "" when there is none.
+	PlacementEvent       string
+	LastFailedScheduling string
+}
+
+// Explanation is `kubectl kns3 explain POD`'s answer, also its JSON and
+// YAML output.
+type Explanation struct {
+	metav1.TypeMeta `json:",inline"`
+	Namespace       string `json:"namespace"`
+	Pod             string `json:"pod"`
+	SchedulerName   string `json:"schedulerName"`
+	// Node is the pod's node; "" while it is pending.
+	Node                 string `json:"node,omitempty"`
+	PlacementEvent       string `json:"placementEvent,omitempty"`
+	LastFailedScheduling string `json:"lastFailedScheduling,omitempty"`
+	Normalization        string `json:"normalization"`
+	Simulation           *Simulation `json:"simulation,omitempty"`
+	SimulatorError       string      `json:"simulatorError,omitempty"`
+	// Nodes has one row per node: candidates by simulator score, best
+	// first, then the nodes a filter rejects, by name.
+	Nodes []Row `json:"nodes"`
+}
+
+// Simulation describes the simulator's answer the scores come from.
+type Simulation struct {
+	Source        string    `json:"source"`
+	Timestamp     time.Time `json:"timestamp"`
+	WindowSeconds int       `json:"windowSeconds"`
+}
+
+// Row is one node.
+type Row struct {
+	Node string `json:"node"`
+	// Filter is CustomFilterPlugin's verdict (Pass or Reject), with its
+	// reason when it rejects.
+	Filter       string `json:"filter"`
+	FilterReason string `json:"filterReason,omitempty"`
+	// Other names a check of upstream's filters the node fails that
+	// Build can tell from the node alone: unschedulable, an untolerated
+	// NoSchedule or NoExecute taint. Resources, affinity and the like
+	// are left to the scheduler's FailedScheduling message.
+	Other string `json:"otherFilters,omitempty"`
+	// SimulatorScore is the simulator's current score; nil when it has
+	// none for the node.
+	SimulatorScore *float64 `json:"simulatorScore,omitempty"`
+	// NormalizedScore is what NormalizeScore makes of the raw scores of
+	// the candidates (nodes that pass both checks above) before the
+	// profile's weight; nil for a non-candidate, or when no candidate has
+	// a score (PreScore then skips the plugin).
+	NormalizedScore *int64 `json:"normalizedScore,omitempty"`
+	// Rank is the candidate's place by simulator score (ties share it);
+	// 0 for a non-candidate or an unscored node.
+	Rank int `json:"rank,omitempty"`
+	// Chosen marks the pod's node.
+	Chosen bool `json:"chosen,omitempty"`
+}
+
+// Candidate reports whether the row is a node the pod could go to as far
+// as Build can tell.
+func (r Row) Candidate() bool { return r.Filter == Pass && r.Other == "" }
+
+// Build explains in.Pod's placement.
+func Build(in Input) *Explanation {
+	e := &Explanation{
+		Namespace:            in.Pod.Namespace,
+		Pod:                  in.Pod.Name,
+		SchedulerName:        in.Pod.Spec.SchedulerName,
+		Node:                 in.Pod.Spec.NodeName,
+		PlacementEvent:       in.PlacementEvent,
+		LastFailedScheduling: in.LastFailedScheduling,
+		Normalization:        "MinMax",
+		SimulatorError:       in.SimulatorError,
+	}
+	if in.Absolute {
+		e.Normalization = "Absolute"
+	}
+	var scores map[string]api.NodeResult
+	if s := in.Simulation; s != nil {
+		e.Simulation = &Simulation{Source: s.Source, Timestamp: s.Timestamp, WindowSeconds: s.WindowSeconds}
+		scores = s.Results
+	}
+	raw := map[string]int64{}
+	for _, n := range in.Nodes {
+		row := Row{Node: n.Name, Filter: Pass, Chosen: n.Name == e.Node}
+		if reason := customfilter.Rejection(in.Pod, &n); reason != "" {
+			row.Filter, row.FilterReason = Reject, reason
+		}
+		row.Other = otherFilters(in.Pod, &n)
+		if r, ok := scores[n.Name]; ok {
+			if milli, ok := customscore.MilliScore(r.Score); ok {
+				score := r.Score
+				row.SimulatorScore = &score
+				raw[n.Name] = milli
+			}
+		}
+		e.Nodes = append(e.Nodes, row)
+	}
+	rankAndNormalize(e.Nodes, raw, in.Absolute)
+	slices.SortStableFunc(e.Nodes, func(a, b Row) int {
+		if a.Candidate() != b.Candidate() {
+			if a.Candidate() {
+				return -1
+			}
+			return 1
+		}
+		if a.Candidate() {
+			if c := cmp.Compare(raw[b.Node], raw[a.Node]); c != 0 {
+				return c
+			}
+		}
+		return cmp.Compare(a.Node, b.Node)
+	})
+	return e
+}
+
+// rankAndNormalize sets the candidates' Rank and NormalizedScore as one
+// scheduling cycle of CustomScorePlugin would: an unscored candidate's raw
+// score is 0, and when no candidate is scored the plugin is skipped.
+func rankAndNormalize(rows []Row, raw map[string]int64, absolute bool) {
+	var list fwk.NodeScoreList
+	anyScored := false
+	for _, r := range rows {
+		if !r.Candidate() {
+			continue
+		}
+		s, ok := raw[r.Node]
+		anyScored = anyScored || ok
+		list = append(list, fwk.NodeScore{Name: r.Node, Score: s})
+	}
+	if !anyScored {
+		return
+	}
+	for i := range rows {
+		s, ok := raw[rows[i].Node]
+		if !rows[i].Candidate() || !ok {
+			continue
+		}
+		rows[i].Rank = 1
+		for _, other := range list {
+			if other.Score > s {
+				rows[i].Rank++
+			}
+		}
+	}
+	customscore.Normalize(list, absolute)
+	normalized := make(map[string]int64, len(list))
+	for _, ns := range list {
+		normalized[ns.Name] = ns.Score
+	}
+	for i := range rows {
+		if n, ok := normalized[rows[i].Node]; ok {
+			rows[i].NormalizedScore = &n
+		}
+	}
+}
+
+// otherFilters names what upstream's NodeUnschedulable and TaintToleration
+// filters reject the node for, "" when they pass it.
+func otherFilters(pod *v1.Pod, node *v1.Node) string {
+	if node.Spec.Unschedulable && !tolerates(pod, v1.Taint{Key: v1.TaintNodeUnschedulable, Effect: v1.TaintEffectNoSchedule}) {
+		return "node is unschedulable"
+	}
+	taint, untolerated := v1helper.FindMatchingUntoleratedTaint(klog.Background(), node.Spec.Taints, pod.Spec.Tolerations, func(t *v1.Taint) bool {
+		return t.Effect == v1.TaintEffectNoSchedule || t.Effect == v1.TaintEffectNoExecute
+	}, false)
+	if untolerated {
+		return "untolerated taint " + taint.ToString()
+	}
+	return ""
+}
+
+func tolerates(pod *v1.Pod, taint v1.Taint) bool {
+	return v1helper.TolerationsTolerateTaint(klog.Background(), pod.Spec.Tolerations, &taint, false)
+}

@@ -1,0 +1,230 @@
+package explain
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+	st "k8s.io/kubernetes/pkg/scheduler/testing"
+
+	"kns3.dev/kns3/scheduler/plugins/customfilter"
+	"kns3.dev/kns3/simulator/api"
+)
+
+func node(name string, labels map[string]string, taints ...v1.Taint) v1.Node {
+	n := st.MakeNode().Name(name).Taints(taints).Obj()
+	n.Labels = labels
+	return *n
+}
+
+func sim(scores map[string]float64) *api.SimulationResponse {
+	r := &api.SimulationResponse{Source: "test", WindowSeconds: 30, Results: map[string]api.NodeResult{}}
+	for n, s := range scores {
+		r.Results[n] = api.NodeResult{Score: s}
+	}
+	return r
+}
+
+// row is a Row in short: filter verdict, simulator score (-1: none),
+// normalized score (-1: none), rank, chosen.
+type row struct {
+	node       string
+	filter     string
+	score      float64
+	normalized int64
+	rank       int
+	chosen     bool
+}
+
+func short(rows []Row) []row {
+	out := make([]row, len(rows))
+	for i, r := range rows {
+		out[i] = row{node: r.Node, filter: r.Filter, score: -1, normalized: -1, rank: r.Rank, chosen: r.Chosen}
+		if r.SimulatorScore != nil {
+			out[i].score = *r.SimulatorScore
+		}
+		if r.NormalizedScore != nil {
+			out[i].normalized = *r.NormalizedScore
+		}
+	}
+	return out
+}
+
+var (
+	disabled     = map[string]string{customfilter.LabelScheduler: customfilter.ValueDisabled}
+	rigorous     = map[string]string{customfilter.LabelCapability: customfilter.ValueRigorous}
+	controlPlane = v1.Taint{Key: "node-role.kubernetes.io/control-plane", Effect: v1.TaintEffectNoSchedule}
+	// The demo's cluster: worker is best but disabled, worker2 is
+	// rigorous, the control plane is tainted.
+	demoNodes = []v1.Node{
+		node("cp", nil, controlPlane),
+		node("worker", disabled),
+		node("worker2", rigorous),
+		node("worker3", nil),
+	}
+	demoScores = map[string]float64{"worker": 0.95, "worker2": 0.707, "worker3": 0.40}
+)
+
+func TestBuild(t *testing.T) {
+	plain := st.MakePod().Namespace("ns").Name("p").SchedulerName("kns-3-scheduler").Node("worker2").Obj()
+	rigorousPod := st.MakePod().Namespace("ns").Name("r").SchedulerName("kns-3-scheduler").
+		Annotation(customfilter.AnnotationQoS, customfilter.ValueRigorous).Obj()
+	for _, tc := range []struct {
+		name     string
+		in       Input
+		want     []row
+		reasons  map[string]string // node → reason substring
+		absolute bool
+	}{
+		{
+			name: "placed pod: the filter rejects the disabled node whatever its score; the tainted node is no candidate",
+			in:   Input{Pod: plain, Nodes: demoNodes, Simulation: sim(demoScores)},
+			want: []row{
+				{"worker2", Pass, 0.707, 100, 1, true},
+				{"worker3", Pass, 0.40, 0, 2, false},
+				{"cp", Pass, -1, -1, 0, false},
+				{"worker", Reject, 0.95, -1, 0, false},
+			},
+			reasons: map[string]string{"worker": customfilter.ErrReasonDisabled, "cp": "untolerated taint node-role.kubernetes.io/control-plane"},
+		},
+		{
+			name: "rigorous pod: only the rigorous node passes, and as the only candidate it gets 100",
+			in:   Input{Pod: rigorousPod, Nodes: demoNodes, Simulation: sim(demoScores)},
+			want: []row{
+				{"worker2", Pass, 0.707, 100, 1, false},
+				{"cp", Reject, -1, -1, 0, false},
+				{"worker", Reject, 0.95, -1, 0, false},
+				{"worker3", Reject, 0.40, -1, 0, false},
+			},
+			reasons: map[string]string{"worker3": customfilter.ErrReasonNotRigorous},
+		},
+		{
+			name: "an unscored candidate scores 0 and takes part in the normalization",
+			in:   Input{Pod: plain, Nodes: demoNodes, Simulation: sim(map[string]float64{"worker2": 0.5})},
+			want: []row{
+				{"worker2", Pass, 0.5, 100, 1, true},
+				{"worker3", Pass, -1, 0, 0, false},
+				{"cp", Pass, -1, -1, 0, false},
+				{"worker", Reject, -1, -1, 0, false},
+			},
+		},
+		{
+			name:     "Absolute normalization keeps the simulator's scale",
+			in:       Input{Pod: plain, Nodes: demoNodes, Simulation: sim(demoScores), Absolute: true},
+			absolute: true,
+			want: []row{
+				{"worker2", Pass, 0.707, 70, 1, true},
+				{"worker3", Pass, 0.40, 40, 2, false},
+				{"cp", Pass, -1, -1, 0, false},
+				{"worker", Reject, 0.95, -1, 0, false},
+			},
+		},
+		{
+			name: "ties share a rank and MinMax gives every tied node 100",
+			in:   Input{Pod: plain, Nodes: demoNodes, Simulation: sim(map[string]float64{"worker2": 0.5, "worker3": 0.5})},
+			want: []row{
+				{"worker2", Pass, 0.5, 100, 1, true},
+				{"worker3", Pass, 0.5, 100, 1, false},
+				{"cp", Pass, -1, -1, 0, false},
+				{"worker", Reject, -1, -1, 0, false},
+			},
+		},
+		{
+			name: "simulator down: verdicts only, no scores",
+			in:   Input{Pod: plain, Nodes: demoNodes, SimulatorError: "down"},
+			want: []row{
+				{"worker2", Pass, -1, -1, 0, true},
+				{"worker3", Pass, -1, -1, 0, false},
+				{"cp", Pass, -1, -1, 0, false},
+				{"worker", Reject, -1, -1, 0, false},
+			},
+		},
+		{
+			name: "a tolerated taint and an unschedulable node",
+			in: Input{
+				Pod: st.MakePod().Namespace("ns").Name("t").Toleration(controlPlane.Key).Obj(),
+				Nodes: []v1.Node{node("cp", nil, controlPlane), func() v1.Node {
+					n := node("cordoned", nil)
+					n.Spec.Unschedulable = true
+					return n
+				}()},
+				Simulation: sim(map[string]float64{"cp": 0.1, "cordoned": 0.9}),
+			},
+			want: []row{
+				{"cp", Pass, 0.1, 100, 1, false},
+				{"cordoned", Pass, 0.9, -1, 0, false},
+			},
+			reasons: map[string]string{"cordoned": "node is unschedulable"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := Build(tc.in)
+			if diff := cmp.Diff(tc.want, short(e.Nodes), cmp.AllowUnexported(row{})); diff != "" {
+				t.Errorf("rows (-want,+got):\n%s", diff)
+			}
+			for _, r := range e.Nodes {
+				want, ok := tc.reasons[r.Node]
+				if got := r.FilterReason + r.Other; ok && !strings.Contains(got, want) {
+					t.Errorf("%s: reasons %q, want %q", r.Node, got, want)
+				}
+				if r.Filter == Reject && r.FilterReason == "" {
+					t.Errorf("%s: rejected without a reason", r.Node)
+				}
+			}
+			if wantNorm := map[bool]string{true: "Absolute", false: "MinMax"}[tc.absolute]; e.Normalization != wantNorm {
+				t.Errorf("normalization %q, want %q", e.Normalization, wantNorm)
+			}
+		})
+	}
+}
+
+func TestPrint(t *testing.T) {
+	pending := st.MakePod().Namespace("ns").Name("r").SchedulerName("kns-3-scheduler").Obj()
+	e := Build(Input{Pod: pending, Nodes: demoNodes, Simulation: sim(demoScores), LastFailedScheduling: "0/4 nodes are available"})
+	var out bytes.Buffer
+	if err := Print(&out, e); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"Pod ns/r (scheduler kns-3-scheduler) is pending.",
+		"Last FailedScheduling: 0/4 nodes are available",
+		`Simulation now: source "test"`,
+		"NODE", "worker2   pass", "0.707", customfilter.ErrReasonDisabled,
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	placed := Build(Input{Pod: st.MakePod().Namespace("ns").Name("p").Node("worker2").Obj(), Nodes: demoNodes, PlacementEvent: "Network-aware: …", SimulatorError: "down"})
+	out.Reset()
+	if err := Print(&out, placed); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"is on worker2.", "Placement event: Network-aware: …", "Simulation now: none (down)", "here"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+// TestDeepCopyObject: the copy is equal and shares no pointer.
+func TestDeepCopyObject(t *testing.T) {
+	e := Build(Input{Pod: st.MakePod().Namespace("ns").Name("p").Node("worker2").Obj(), Nodes: demoNodes, Simulation: sim(demoScores)}).SetKind()
+	c := e.DeepCopyObject().(*Explanation)
+	a, _ := json.Marshal(e)
+	b, _ := json.Marshal(c)
+	if !bytes.Equal(a, b) {
+		t.Fatalf("copy differs:\n%s\n%s", a, b)
+	}
+	*c.Nodes[0].SimulatorScore = 42
+	c.Simulation.Source = "changed"
+	if *e.Nodes[0].SimulatorScore == 42 || e.Simulation.Source == "changed" {
+		t.Error("the copy shares memory with the original")
+	}
+	if !strings.Contains(string(a), `"kind":"PlacementExplanation"`) {
+		t.Errorf("no kind in %s", a)
+	}
+}

@@ -1,0 +1,99 @@
+package explain
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/cli-runtime/pkg/printers"
+)
+
+// GroupVersion is the group and version -o json|yaml name the output with.
+var GroupVersion = schema.GroupVersion{Group: "kns3.dev", Version: "v1alpha1"}
+
+// SetKind names e for -o json|yaml: kubectl's printers want a kind.
+func (e *Explanation) SetKind() *Explanation {
+	e.TypeMeta.SetGroupVersionKind(GroupVersion.WithKind("PlacementExplanation"))
+	return e
+}
+
+// DeepCopyObject copies e, making it a runtime.Object for kubectl's printers.
+func (e *Explanation) DeepCopyObject() runtime.Object {
+	out := *e
+	if e.Simulation != nil {
+		s := *e.Simulation
+		out.Simulation = &s
+	}
+	out.Nodes = make([]Row, len(e.Nodes))
+	for i, r := range e.Nodes {
+		if r.SimulatorScore != nil {
+			v := *r.SimulatorScore
+			r.SimulatorScore = &v
+		}
+		if r.NormalizedScore != nil {
+			v := *r.NormalizedScore
+			r.NormalizedScore = &v
+		}
+		out.Nodes[i] = r
+	}
+	return &out
+}
+
+// Print writes e for a person: where the pod is (or why it waits), its
+// placement event, the simulation, then a table with a row per node.
+func Print(w io.Writer, e *Explanation) error {
+	tw := printers.GetNewTabWriter(w)
+	where := "is on " + e.Node
+	if e.Node == "" {
+		where = "is pending"
+	}
+	fmt.Fprintf(tw, "Pod %s/%s (scheduler %s) %s.\n", e.Namespace, e.Pod, e.SchedulerName, where)
+	if e.Node == "" {
+		msg := e.LastFailedScheduling
+		if msg == "" {
+			msg = "none yet"
+		}
+		fmt.Fprintf(tw, "Last FailedScheduling: %s\n", msg)
+	}
+	if e.PlacementEvent != "" {
+		fmt.Fprintf(tw, "Placement event: %s\n", e.PlacementEvent)
+	} else if e.Node != "" {
+		fmt.Fprintf(tw, "Placement event: none found (events expire, by default after an hour)\n")
+	}
+	switch {
+	case e.Simulation != nil:
+		fmt.Fprintf(tw, "Simulation now: source %q, sampled %s over %ds; normalization %s.\n",
+			e.Simulation.Source, e.Simulation.Timestamp.UTC().Format(time.RFC3339), e.Simulation.WindowSeconds, e.Normalization)
+	default:
+		fmt.Fprintf(tw, "Simulation now: none (%s); normalization %s.\n", e.SimulatorError, e.Normalization)
+	}
+	fmt.Fprintln(tw)
+	fmt.Fprintln(tw, "NODE\tKNS-3 FILTER\tSIMULATOR SCORE\tNORMALIZED\tRANK\tPOD\tREASON")
+	for _, r := range e.Nodes {
+		reason := r.FilterReason
+		if r.Other != "" {
+			if reason != "" {
+				reason += "; "
+			}
+			reason += r.Other
+		}
+		score, normalized, rank, pod := "-", "-", "-", "-"
+		if r.SimulatorScore != nil {
+			score = strconv.FormatFloat(*r.SimulatorScore, 'f', 3, 64)
+		}
+		if r.NormalizedScore != nil {
+			normalized = strconv.FormatInt(*r.NormalizedScore, 10)
+		}
+		if r.Rank > 0 {
+			rank = strconv.Itoa(r.Rank)
+		}
+		if r.Chosen {
+			pod = "here"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Node, r.Filter, score, normalized, rank, pod, reason)
+	}
+	return tw.Flush()
+}
