@@ -30,7 +30,7 @@ func TestPostBindLogsAtVerbosityOne(t *testing.T) {
 		want      string
 	}{
 		{0, ""},
-		{1, `"KNS-3 bound pod to node" pod="ns/web-0" node="worker-node-2" placement="Fallback (not_scored): worker-node-2 chosen without network scores`},
+		{1, `"KNS-3 bound pod to node" pod="ns/web-0" node="worker-node-2" placement="Not ranked (single_node): worker-node-2 was the only feasible node`},
 	} {
 		var buf bytes.Buffer
 		cfg := textlogger.NewConfig(textlogger.Verbosity(tc.verbosity), textlogger.Output(&buf))
@@ -72,7 +72,7 @@ func TestPostBindRecordsOnePlacementEvent(t *testing.T) {
 	for e := range recorder.Events {
 		got = append(got, e)
 	}
-	want := v1.EventTypeNormal + " " + EventReason + " Fallback (not_scored): node-a chosen without network scores"
+	want := v1.EventTypeNormal + " " + EventReason + " Not ranked (single_node): node-a was the only feasible node"
 	if len(got) != 2 {
 		t.Fatalf("recorded %d events for 2 bound pods, want 2: %q", len(got), got)
 	}

@@ -19,9 +19,10 @@ const (
 	// FallbackNodeUnscored: the simulation scored other feasible nodes but
 	// not the one the pod went to.
 	FallbackNodeUnscored = "node_unscored"
-	// FallbackNotScored: PreScore did not run, so there was nothing to rank.
-	// The scheduler skips scoring when a single node is feasible.
-	FallbackNotScored = "not_scored"
+	// FallbackSingleNode: PreScore did not run. The scheduler scores
+	// nodes only when more than one is feasible, so the pod's node was the
+	// only choice (or the profile does not score with CustomScorePlugin).
+	FallbackSingleNode = "single_node"
 )
 
 // MaxPlacementMessage bounds Placement.Message: an event's note holds at
@@ -51,7 +52,7 @@ type Placement struct {
 // the scheduling cycle's state, once per pod, so its cost (one pass over
 // the feasible nodes) is off the scheduling cycle.
 func PlacementOf(state fwk.CycleState, node string) Placement {
-	p := Placement{Node: node, Fallback: FallbackNotScored}
+	p := Placement{Node: node, Fallback: FallbackSingleNode}
 	if state == nil {
 		return p
 	}
@@ -106,6 +107,8 @@ func (p Placement) Message() string {
 	case FallbackNodeUnscored:
 		msg = fmt.Sprintf("Fallback (%s): the simulator has no score for %s, chosen by the other plugins; best scored alternative %s (%s)",
 			p.Fallback, p.Node, p.Alternative, FormatMilli(p.AlternativeScore))
+	case FallbackSingleNode:
+		msg = fmt.Sprintf("Not ranked (%s): %s was the only feasible node, so the scheduler scored no node", p.Fallback, p.Node)
 	default:
 		msg = fmt.Sprintf("Fallback (%s): %s chosen without network scores: %s", p.Fallback, p.Node, fallbackText(p))
 	}
@@ -120,10 +123,8 @@ func fallbackText(p Placement) string {
 		return "the simulator's circuit breaker is open"
 	case FallbackStale:
 		return "no simulation younger than maxSimulationAge"
-	case FallbackNoneScored:
-		return fmt.Sprintf("the simulation scores none of the %d feasible nodes", p.Feasible)
 	default:
-		return "scoring did not run (a single feasible node)"
+		return fmt.Sprintf("the simulation scores none of the %d feasible nodes", p.Feasible)
 	}
 }
 

@@ -89,10 +89,10 @@ func TestPlacementOf(t *testing.T) {
 			msg:   "scores none of the 3 feasible nodes",
 		},
 		{
-			name: "PreScore did not run",
+			name: "PreScore did not run: a single feasible node",
 			node: "a",
-			want: Placement{Node: "a", Fallback: FallbackNotScored},
-			msg:  "Fallback (not_scored): a chosen without network scores: scoring did not run (a single feasible node)",
+			want: Placement{Node: "a", Fallback: FallbackSingleNode},
+			msg:  "Not ranked (single_node): a was the only feasible node, so the scheduler scored no node",
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
