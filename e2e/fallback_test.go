@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -59,6 +60,12 @@ func TestSimulatorFailureFallback(t *testing.T) {
 						t.Errorf("%s landed on the disabled node: the filter must not depend on the simulator", name)
 					}
 					bound[name] = node
+					// Two feasible nodes (plain, rigorous): the cycle fell
+					// back, and the pod's event says why.
+					if ev := c.placementEvent(name); !strings.HasPrefix(ev, "Fallback (simulator_failed): "+node) &&
+						!strings.HasPrefix(ev, "Fallback (breaker_open): "+node) {
+						t.Errorf("%s: placement event %q, want a simulator_failed or breaker_open fallback on %s", name, ev, node)
+					}
 				}
 				c.boundLogged(bound)
 				after := c.schedulerMetrics()

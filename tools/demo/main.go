@@ -2,8 +2,9 @@
 // as the kind suite does (kindenv.Steps: build what is missing, create the
 // cluster from deploy/kind/cluster.yaml, deploy deploy/ with its sample
 // scenario, or with -install=replace make kns-3-scheduler the control
-// plane's scheduler from deploy/control-plane), schedules deploy/sample and prints where each pod went with
-// the simulator's score for its node.
+// plane's scheduler from deploy/control-plane), schedules deploy/sample,
+// prints where each pod went with the simulator's score for its node, and
+// ends with `kubectl kns3 explain` of one of them.
 package main
 
 import (
@@ -48,7 +49,11 @@ func run(ctx context.Context, cl *kindenv.Cluster) error {
 		return err
 	}
 	printPlacements(os.Stdout, placements)
+	if err := explainFirst(ctx, cl, placements, os.Stdout); err != nil {
+		return fmt.Errorf("kubectl kns3 explain: %w", err)
+	}
 	fmt.Printf("\nkubectl --kubeconfig %s get pods -n %s -o wide\n", cl.Kubeconfig, kindenv.SampleNamespace)
+	fmt.Printf("make build && PATH=$PWD/_output/bin:$PATH kubectl kns3 status --kubeconfig %s\n", cl.Kubeconfig)
 	fmt.Printf("%s delete cluster --name %s    # when done\n", cl.Inputs.Kind, cl.Name)
 	return nil
 }

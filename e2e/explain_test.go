@@ -1,0 +1,168 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	st "k8s.io/kubernetes/pkg/scheduler/testing"
+	"sigs.k8s.io/e2e-framework/klient/wait"
+	"sigs.k8s.io/e2e-framework/pkg/envconf"
+	"sigs.k8s.io/e2e-framework/pkg/features"
+
+	kns3cmd "kns3.dev/kns3/kubectl-kns3/pkg/cmd"
+	"kns3.dev/kns3/kubectl-kns3/pkg/explain"
+	"kns3.dev/kns3/scheduler/plugins/customfilter"
+	"kns3.dev/kns3/test/conditions"
+	"kns3.dev/kns3/test/pods"
+)
+
+// placementEvent waits for the pod's placement event and returns its note.
+func (c *cluster) placementEvent(name string) string {
+	c.t.Helper()
+	ctx := context.Background()
+	if err := wait.For(conditions.PlacementRecorded(c.client, c.ns, name), wait.WithContext(ctx),
+		wait.WithInterval(200*time.Millisecond), wait.WithTimeout(30*time.Second), wait.WithImmediate()); err != nil {
+		c.t.Fatalf("pod %s/%s has no placement event: %v", c.ns, name, err)
+	}
+	events, err := conditions.PlacementEvents(ctx, c.client, c.ns, name)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if len(events) != 1 {
+		c.t.Errorf("pod %s/%s has %d placement events, want one", c.ns, name, len(events))
+	}
+	return events[len(events)-1].Message
+}
+
+// kubectlKNS3 runs `kubectl kns3 args...` in this process against the kind
+// cluster's kubeconfig, and returns its standard output.
+func kubectlKNS3(cfg *envconf.Config, args ...string) (string, error) {
+	var out, errOut bytes.Buffer
+	cmd := kns3cmd.NewCommand(genericiooptions.IOStreams{Out: &out, ErrOut: &errOut})
+	cmd.SetArgs(append(args, "--kubeconfig", cfg.KubeconfigFile()))
+	if err := cmd.ExecuteContext(context.Background()); err != nil {
+		return out.String(), err
+	}
+	if errOut.Len() > 0 {
+		return out.String(), fmt.Errorf("stderr: %s", errOut.String())
+	}
+	return out.String(), nil
+}
+
+// explainJSON is `kubectl kns3 explain POD -n NS -o json`, decoded.
+func (c *cluster) explainJSON(cfg *envconf.Config, name string) *explain.Explanation {
+	c.t.Helper()
+	out, err := kubectlKNS3(cfg, "explain", name, "-n", c.ns, "-o", "json")
+	if err != nil {
+		c.t.Fatalf("kubectl kns3 explain %s: %v\n%s", name, err, out)
+	}
+	var e explain.Explanation
+	if err := json.Unmarshal([]byte(out), &e); err != nil {
+		c.t.Fatalf("kubectl kns3 explain %s -o json: %v\n%s", name, err, out)
+	}
+	return &e
+}
+
+func rowOf(e *explain.Explanation, node string) explain.Row {
+	for _, r := range e.Nodes {
+		if r.Node == node {
+			return r
+		}
+	}
+	return explain.Row{}
+}
+
+func TestPlacementExplained(t *testing.T) {
+	f := inNamespace(features.New("placement events and kubectl kns3"), "kns3-e2e-explain").
+		Assess("a network-aware placement has an event naming the score, the rank and the best alternative",
+			func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+				c := newCluster(t, cfg)
+				c.setScenario("explain-plain-first", scores(c.disabled, 1.0, c.rigorous, 0.3, c.plain, 0.8), false)
+				c.createPod(st.MakePod().Name("placed"))
+				if node := c.scheduled("placed"); node != c.plain {
+					t.Fatalf("placed landed on %s, want %s, ranked first among the feasible nodes", node, c.plain)
+				}
+				// The control plane is tainted and the disabled node filtered:
+				// two feasible nodes.
+				want := fmt.Sprintf("Network-aware: %s has simulator score 0.800, rank 1 of 2 feasible nodes; best alternative %s (0.300)", c.plain, c.rigorous)
+				if got := c.placementEvent("placed"); got != want {
+					t.Errorf("placement event %q, want %q", got, want)
+				}
+				return ctx
+			}).
+		Assess("explain: a rigorous pod, with the filter's verdict on every node",
+			func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+				c := newCluster(t, cfg)
+				c.setScenario("explain-rigorous", scores(c.disabled, 1.0, c.rigorous, 0.3, c.plain, 0.8), false)
+				c.createPod(pods.Rigorous(st.MakePod().Name("rigorous")))
+				if node := c.scheduled("rigorous"); node != c.rigorous {
+					t.Fatalf("rigorous landed on %s, want %s", node, c.rigorous)
+				}
+				event := c.placementEvent("rigorous")
+				e := c.explainJSON(cfg, "rigorous")
+				if e.Node != c.rigorous || e.PlacementEvent != event || e.Simulation == nil || e.Simulation.Source != "explain-rigorous" {
+					t.Errorf("explanation: node %q, event %q (recorded %q), simulation %+v", e.Node, e.PlacementEvent, event, e.Simulation)
+				}
+				if r := rowOf(e, c.rigorous); r.Filter != explain.Pass || !r.Chosen || r.SimulatorScore == nil || *r.SimulatorScore != 0.3 ||
+					r.NormalizedScore == nil || *r.NormalizedScore != 100 || r.Rank != 1 {
+					t.Errorf("rigorous node row %+v: want pass, chosen, score 0.3, normalized 100 (the only candidate), rank 1", r)
+				}
+				if r := rowOf(e, c.plain); r.Filter != explain.Reject || r.FilterReason != customfilter.ErrReasonNotRigorous || r.NormalizedScore != nil {
+					t.Errorf("plain node row %+v: want rejected with %q, not normalized", r, customfilter.ErrReasonNotRigorous)
+				}
+				if r := rowOf(e, c.disabled); r.Filter != explain.Reject || r.FilterReason != customfilter.ErrReasonDisabled {
+					t.Errorf("disabled node row %+v: want rejected with %q", r, customfilter.ErrReasonDisabled)
+				}
+				if len(e.Nodes) != 4 {
+					t.Errorf("%d rows, want one per node (4)", len(e.Nodes))
+				}
+				return ctx
+			}).
+		Assess("explain: a pending pod shows the scheduler's last FailedScheduling message",
+			func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+				c := newCluster(t, cfg)
+				c.createPod(st.MakePod().Name("pending").NodeSelector(map[string]string{"kns3-e2e/nowhere": "true"}))
+				msg := c.unschedulable("pending")
+				e := c.explainJSON(cfg, "pending")
+				if e.Node != "" || e.LastFailedScheduling != msg || e.PlacementEvent != "" {
+					t.Errorf("explanation: node %q, last FailedScheduling %q (want %q), placement %q", e.Node, e.LastFailedScheduling, msg, e.PlacementEvent)
+				}
+				out, err := kubectlKNS3(cfg, "explain", "pending", "-n", c.ns)
+				if err != nil || !strings.Contains(out, "is pending.") || !strings.Contains(out, "Last FailedScheduling: "+msg) {
+					t.Errorf("kubectl kns3 explain pending: %v\n%s", err, out)
+				}
+				t.Logf("kubectl kns3 explain pending:\n%s", out)
+				return ctx
+			}).
+		Assess("explain: a pod of another scheduler is refused by name",
+			func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+				c := newCluster(t, cfg)
+				c.createPodFor(st.MakePod().Name("other"), "default-scheduler", "")
+				c.scheduled("other")
+				_, err := kubectlKNS3(cfg, "explain", "other", "-n", c.ns)
+				var notKNS3 *kns3cmd.NotKNS3Error
+				if !errors.As(err, &notKNS3) || notKNS3.SchedulerName != "default-scheduler" {
+					t.Errorf("kubectl kns3 explain other: %v, want a NotKNS3Error for default-scheduler", err)
+				}
+				if _, err := kubectlKNS3(cfg, "explain", "no-such-pod", "-n", c.ns); err == nil || !strings.Contains(err.Error(), `pod "no-such-pod" not found`) {
+					t.Errorf("kubectl kns3 explain no-such-pod: %v", err)
+				}
+				out, err := kubectlKNS3(cfg, "status")
+				if err != nil || !strings.Contains(out, "kns-3-scheduler") || !strings.Contains(out, "LAST PLACEMENTS") {
+					t.Errorf("kubectl kns3 status: %v\n%s", err, out)
+				}
+				t.Logf("kubectl kns3 status:\n%s", out)
+				return ctx
+			}).
+		Feature()
+	testenv.Test(t, f)
+}
