@@ -23,7 +23,6 @@ import (
 	perf "k8s.io/kubernetes/test/integration/scheduler_perf"
 	"k8s.io/kubernetes/test/utils/client-go/ktesting"
 
-	"kns3.dev/kns3/scheduler/plugins"
 	"kns3.dev/kns3/simulator/scenario"
 	"kns3.dev/kns3/simulator/server"
 )
@@ -80,11 +79,15 @@ func writeConfigs(dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	noEvent, err := WithoutPlacementEvent(profile)
+	noEvent, err := WithPostBind(profile, "")
 	if err != nil {
 		return "", err
 	}
-	for name, data := range map[string][]byte{ProfileFile: profile, NoEventProfileFile: noEvent} {
+	noSink, err := WithPostBind(profile, NoSinkBindPlugin)
+	if err != nil {
+		return "", err
+	}
+	for name, data := range map[string][]byte{ProfileFile: profile, NoEventProfileFile: noEvent, NoSinkProfileFile: noSink} {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
 			return "", err
 		}
@@ -103,7 +106,7 @@ func writeConfigs(dir string) (string, error) {
 // BenchmarkPerfScheduling runs the test cases with the plugins the
 // kns-3-scheduler binary registers.
 func BenchmarkPerfScheduling(b *testing.B) {
-	perf.RunBenchmarkPerfScheduling(b, perfConfig, "kns3", plugins.Registry(), perf.WithPrepareFn(scoreEveryNode))
+	perf.RunBenchmarkPerfScheduling(b, perfConfig, "kns3", registry(b.Context()), perf.WithPrepareFn(scoreEveryNode))
 }
 
 // scoreEveryNode keeps the stub's scenario naming every node of the test

@@ -27,9 +27,16 @@ const (
 	// kept: the benchmark writes Profile's output at start.
 	ProfileFile = "kns3-scheduler-config.yaml"
 	// NoEventProfileFile is ProfileFile without CustomBindPlugin at
-	// PostBind (WithoutPlacementEvent): the same scheduling with no
+	// PostBind (WithPostBind): the same scheduling with no
 	// placement event, to measure the event's cost side by side.
 	NoEventProfileFile = "kns3-scheduler-config-noevent.yaml"
+	// NoSinkProfileFile is ProfileFile with NoSinkBindPlugin at PostBind
+	// in place of CustomBindPlugin: the placement events are made but not
+	// written to the API server.
+	NoSinkProfileFile = "kns3-scheduler-config-nosink.yaml"
+	// NoSinkBindPlugin is the benchmark's CustomBindPlugin whose events
+	// go to a sink that drops them (nosink_test.go).
+	NoSinkBindPlugin = "CustomBindPluginNoSink"
 	// SimulatorAddr is where the benchmark serves the simulator stub.
 	SimulatorAddr = "127.0.0.1:18477"
 )
@@ -76,10 +83,11 @@ func Profile(deployConfig []byte) ([]byte, error) {
 	return yaml.Marshal(cfg)
 }
 
-// WithoutPlacementEvent returns Profile's output (profile) with
-// CustomBindPlugin taken out of the kns-3-scheduler profile's PostBind, so
-// no pod gets a placement event; nothing else changes.
-func WithoutPlacementEvent(profile []byte) ([]byte, error) {
+// WithPostBind returns Profile's output (profile) with CustomBindPlugin at
+// the kns-3-scheduler profile's PostBind replaced by the plugin named
+// replacement, or taken out when replacement is "" (then no pod gets a
+// placement event); nothing else changes.
+func WithPostBind(profile []byte, replacement string) ([]byte, error) {
 	var cfg map[string]any
 	if err := yaml.UnmarshalStrict(profile, &cfg); err != nil {
 		return nil, err
@@ -96,9 +104,12 @@ func WithoutPlacementEvent(profile []byte) ([]byte, error) {
 		enabled, _ := postBind["enabled"].([]any)
 		kept := enabled[:0:0]
 		for _, e := range enabled {
-			if e, ok := e.(map[string]any); ok && e["name"] == custombind.Name {
+			if m, ok := e.(map[string]any); ok && m["name"] == custombind.Name {
 				removed = true
-				continue
+				if replacement == "" {
+					continue
+				}
+				e = map[string]any{"name": replacement}
 			}
 			kept = append(kept, e)
 		}
@@ -112,13 +123,13 @@ func WithoutPlacementEvent(profile []byte) ([]byte, error) {
 	return yaml.Marshal(cfg)
 }
 
-// profileRef is a schedulerConfigPath naming ProfileFile or NoEventProfileFile.
+// profileRef is a schedulerConfigPath naming one of the generated profiles.
 var profileRef = regexp.MustCompile(`(?m)^([ \t]*schedulerConfigPath:[ \t]*)(` +
-	regexp.QuoteMeta(ProfileFile) + `|` + regexp.QuoteMeta(NoEventProfileFile) + `)[ \t]*$`)
+	regexp.QuoteMeta(ProfileFile) + `|` + regexp.QuoteMeta(NoEventProfileFile) + `|` + regexp.QuoteMeta(NoSinkProfileFile) + `)[ \t]*$`)
 
 // PerformanceConfig returns the test cases of performance-config.yaml
-// (perfConfig) with each schedulerConfigPath that names ProfileFile or
-// NoEventProfileFile pointing at that file in dir instead, where the
+// (perfConfig) with each schedulerConfigPath that names ProfileFile,
+// NoEventProfileFile or NoSinkProfileFile pointing at that file in dir instead, where the
 // benchmark wrote them. Template paths stay relative to this directory.
 func PerformanceConfig(perfConfig []byte, dir string) ([]byte, error) {
 	if !bytes.Contains(perfConfig, []byte(ProfileFile)) || !profileRef.Match(perfConfig) {

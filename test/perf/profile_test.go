@@ -252,39 +252,48 @@ func testCases(t *testing.T, data []byte) []testCase {
 	return cases
 }
 
-// TestWithoutPlacementEvent: the event-free profile differs from the
-// benchmark's profile in CustomBindPlugin at PostBind only.
-func TestWithoutPlacementEvent(t *testing.T) {
+// TestWithPostBind: the profiles without the event and with its events
+// dropped differ from the benchmark's profile in CustomBindPlugin at
+// PostBind only.
+func TestWithPostBind(t *testing.T) {
 	generated, err := Profile(read(t, DeployConfigPath))
 	if err != nil {
 		t.Fatal(err)
 	}
-	noEvent, err := WithoutPlacementEvent(generated)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := decodeProfile(t, generated)
-	got := decodeProfile(t, noEvent)
-	var kept []schedconfig.Plugin
-	for _, p := range want.Plugins.PostBind.Enabled {
-		if p.Name != custombind.Name {
-			kept = append(kept, p)
+	for _, replacement := range []string{"", NoSinkBindPlugin} {
+		variant, err := WithPostBind(generated, replacement)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	if len(kept) == len(want.Plugins.PostBind.Enabled) {
-		t.Fatalf("the benchmark's profile has no %s at PostBind: %+v", custombind.Name, want.Plugins.PostBind)
-	}
-	want.Plugins.PostBind.Enabled = kept
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("WithoutPlacementEvent changed more than PostBind (-want,+got):\n%s", diff)
-	}
-	if _, err := WithoutPlacementEvent(noEvent); err == nil {
-		t.Error("WithoutPlacementEvent accepted a profile without CustomBindPlugin")
+		want := decodeProfile(t, generated)
+		got := decodeProfile(t, variant)
+		var postBind []schedconfig.Plugin
+		replaced := false
+		for _, p := range want.Plugins.PostBind.Enabled {
+			if p.Name == custombind.Name {
+				replaced = true
+				if replacement == "" {
+					continue
+				}
+				p = schedconfig.Plugin{Name: replacement}
+			}
+			postBind = append(postBind, p)
+		}
+		if !replaced {
+			t.Fatalf("the benchmark's profile has no %s at PostBind: %+v", custombind.Name, want.Plugins.PostBind)
+		}
+		want.Plugins.PostBind.Enabled = postBind
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("WithPostBind(%q) changed more than PostBind (-want,+got):\n%s", replacement, diff)
+		}
+		if _, err := WithPostBind(variant, replacement); err == nil {
+			t.Errorf("WithPostBind(%q) accepted a profile without CustomBindPlugin", replacement)
+		}
 	}
 }
 
 func TestPerformanceConfig(t *testing.T) {
-	for _, f := range []string{ProfileFile, NoEventProfileFile} {
+	for _, f := range []string{ProfileFile, NoEventProfileFile, NoSinkProfileFile} {
 		if _, err := os.Stat(f); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("%s exists (%v): the benchmark generates it from %s; a copy would drift", f, err, DeployConfigPath)
 		}
@@ -302,7 +311,7 @@ func TestPerformanceConfig(t *testing.T) {
 	uses := 0
 	for i, tc := range before {
 		want := tc
-		generated := tc.SchedulerConfigPath == ProfileFile || tc.SchedulerConfigPath == NoEventProfileFile
+		generated := tc.SchedulerConfigPath == ProfileFile || tc.SchedulerConfigPath == NoEventProfileFile || tc.SchedulerConfigPath == NoSinkProfileFile
 		if generated {
 			want.SchedulerConfigPath = filepath.Join(dir, tc.SchedulerConfigPath)
 			uses++

@@ -67,3 +67,25 @@ func TestSpliceSection(t *testing.T) {
 		}
 	}
 }
+
+// TestEventSectionJudgesPairedRatios: the verdict follows the median of
+// the runs' own ratios, not the ratio of the medians.
+func TestEventSectionJudgesPairedRatios(t *testing.T) {
+	const on, off = "SchedulingThroughput|ProfileOverhead_KNS3/5000Nodes|Average", "SchedulingThroughput|ProfileOverhead_KNS3NoEvent/5000Nodes|Average"
+	for _, tc := range []struct {
+		name    string
+		on, off []float64
+		want    string
+	}{
+		// The medians, 150 and 140, give 1.07; the runs' own ratios are
+		// 0.90, 0.94 and 1.29: not met.
+		{"runs disagree with the medians", []float64{90, 150, 180}, []float64{100, 160, 140}, "Median on / off: **0.94**. Goal (at most 3% fewer pods/s, on / off ≥ 0.97): **not met**."},
+		{"within 3%", []float64{98, 150, 200}, []float64{100, 152, 200}, "Median on / off: **0.99**. Goal (at most 3% fewer pods/s, on / off ≥ 0.97): met."},
+		{"unpaired", []float64{98, 150}, []float64{100}, "No paired measurement."},
+	} {
+		r := &report{perf: samples{on: tc.on, off: tc.off}}
+		if got := r.eventSection(); !strings.Contains(got, tc.want) {
+			t.Errorf("%s: section\n%s\nlacks %q", tc.name, got, tc.want)
+		}
+	}
+}
