@@ -126,13 +126,7 @@ func PodsBound(cs kubernetes.Interface, ns string, n int) wait.ConditionWithCont
 // NetworkPlacement), by name, which the recorder derives from the pod's
 // name and the event's time.
 func PlacementEvents(ctx context.Context, cs kubernetes.Interface, ns, name string) ([]v1.Event, error) {
-	events, err := cs.CoreV1().Events(ns).List(ctx, metav1.ListOptions{
-		FieldSelector: fields.Set{"involvedObject.name": name, "reason": ReasonPlacement}.String(),
-	})
-	if err != nil {
-		return nil, err
-	}
-	return events.Items, nil
+	return podEvents(ctx, cs, ns, name, ReasonPlacement)
 }
 
 // PlacementRecorded is true once the pod has a placement event: the
@@ -158,8 +152,13 @@ func LastFailedSchedulingMessage(ctx context.Context, cs kubernetes.Interface, n
 // (the API lists them by name, which starts with the pod's name and ends
 // with the event's creation time).
 func failedScheduling(ctx context.Context, cs kubernetes.Interface, ns, name string) ([]v1.Event, error) {
+	return podEvents(ctx, cs, ns, name, ReasonFailedScheduling)
+}
+
+// podEvents lists the pod's events with reason, by name.
+func podEvents(ctx context.Context, cs kubernetes.Interface, ns, name, reason string) ([]v1.Event, error) {
 	events, err := cs.CoreV1().Events(ns).List(ctx, metav1.ListOptions{
-		FieldSelector: fields.Set{"involvedObject.name": name, "reason": ReasonFailedScheduling}.String(),
+		FieldSelector: fields.Set{"involvedObject.name": name, "reason": reason}.String(),
 	})
 	if err != nil {
 		return nil, err
