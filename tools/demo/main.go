@@ -49,7 +49,7 @@ func run(ctx context.Context, cl *kindenv.Cluster) error {
 		return err
 	}
 	printPlacements(os.Stdout, placements)
-	if err := explainFirst(ctx, cl, placements, os.Stdout); err != nil {
+	if err := explainOne(ctx, cl, placements, os.Stdout); err != nil {
 		return fmt.Errorf("kubectl kns3 explain: %w", err)
 	}
 	fmt.Printf("\nkubectl --kubeconfig %s get pods -n %s -o wide\n", cl.Kubeconfig, kindenv.SampleNamespace)

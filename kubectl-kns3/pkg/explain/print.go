@@ -95,5 +95,12 @@ func Print(w io.Writer, e *Explanation) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Node, r.Filter, score, normalized, rank, pod, reason)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	// Resources, affinity and spread are the scheduler's to judge: the
+	// placement event and FailedScheduling say what it found.
+	_, err := fmt.Fprintln(w, "\nCandidates (normalized, ranked) are the nodes KNS-3's filter, taints and cordons leave; resources,\n"+
+		"node and pod affinity and spread are not evaluated here: the placement event says what the scheduler found.")
+	return err
 }

@@ -25,6 +25,10 @@ const (
 	FallbackSingleNode = "single_node"
 )
 
+// NetworkAwarePrefix starts the message of a placement the simulator's
+// scores ranked.
+const NetworkAwarePrefix = "Network-aware: "
+
 // MaxPlacementMessage bounds Placement.Message: an event's note holds at
 // most 1 kB.
 const MaxPlacementMessage = 1024
@@ -98,7 +102,7 @@ func (p Placement) Message() string {
 	var msg string
 	switch p.Fallback {
 	case "":
-		msg = fmt.Sprintf("Network-aware: %s has simulator score %s, rank %d of %d feasible nodes", p.Node, FormatMilli(p.Score), p.Rank, p.Feasible)
+		msg = fmt.Sprintf(NetworkAwarePrefix+"%s has simulator score %s, rank %d of %d feasible nodes", p.Node, FormatMilli(p.Score), p.Rank, p.Feasible)
 		if p.Alternative != "" {
 			msg += fmt.Sprintf("; best alternative %s (%s)", p.Alternative, FormatMilli(p.AlternativeScore))
 		} else {
