@@ -55,8 +55,12 @@ func (p renamed) Name() string { return p.name }
 // discardSink accepts every event and writes none.
 type discardSink struct{}
 
-func (discardSink) Create(_ context.Context, e *eventsv1.Event) (*eventsv1.Event, error) { return e, nil }
-func (discardSink) Update(_ context.Context, e *eventsv1.Event) (*eventsv1.Event, error) { return e, nil }
+func (discardSink) Create(_ context.Context, e *eventsv1.Event) (*eventsv1.Event, error) {
+	return e, nil
+}
+func (discardSink) Update(_ context.Context, e *eventsv1.Event) (*eventsv1.Event, error) {
+	return e, nil
+}
 func (discardSink) Patch(_ context.Context, e *eventsv1.Event, _ []byte) (*eventsv1.Event, error) {
 	return e, nil
 }

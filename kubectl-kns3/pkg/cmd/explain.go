@@ -47,7 +47,7 @@ whether the pod is there. Current scores may differ from those the placement eve
 			if warning != "" {
 				fmt.Fprintf(o.streams.ErrOut, "Warning: %s\n", warning)
 			}
-			if done, err := out.print( e.SetKind(), o); done || err != nil {
+			if done, err := out.print(e.SetKind(), o); done || err != nil {
 				return err
 			}
 			return explain.Print(o.streams.Out, e)

@@ -35,7 +35,7 @@ placement events in every namespace.`,
 			if err != nil {
 				return err
 			}
-			if done, err := out.print( s.SetKind(), o); done || err != nil {
+			if done, err := out.print(s.SetKind(), o); done || err != nil {
 				return err
 			}
 			return status.Print(o.streams.Out, s, time.Now())

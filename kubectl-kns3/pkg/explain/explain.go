@@ -55,10 +55,10 @@ type Explanation struct {
 	Pod             string `json:"pod"`
 	SchedulerName   string `json:"schedulerName"`
 	// Node is the pod's node; "" while it is pending.
-	Node                 string `json:"node,omitempty"`
-	PlacementEvent       string `json:"placementEvent,omitempty"`
-	LastFailedScheduling string `json:"lastFailedScheduling,omitempty"`
-	Normalization        string `json:"normalization"`
+	Node                 string      `json:"node,omitempty"`
+	PlacementEvent       string      `json:"placementEvent,omitempty"`
+	LastFailedScheduling string      `json:"lastFailedScheduling,omitempty"`
+	Normalization        string      `json:"normalization"`
 	Simulation           *Simulation `json:"simulation,omitempty"`
 	SimulatorError       string      `json:"simulatorError,omitempty"`
 	// Nodes has one row per node: candidates by simulator score, best
