@@ -3,20 +3,26 @@
 package api
 
 import (
+	"bytes"
 	_ "embed"
+	"encoding/json"
+	"fmt"
+	"strings"
 	"time"
 )
 
-// SimulationResponse is the body of a 200 answer to GET /simulate.
+// SimulationResponse is the body of a 200 answer to GET /simulate. Only
+// Results is required: a simulator may leave out the other fields, which
+// then decode as zero values.
 type SimulationResponse struct {
 	// Results maps a node name to its result; a node with no metrics is absent.
 	Results map[string]NodeResult `json:"results"`
 	// Timestamp is when the metrics were sampled.
-	Timestamp time.Time `json:"timestamp"`
+	Timestamp time.Time `json:"timestamp,omitzero"`
 	// WindowSeconds is the sampling window the metrics summarise.
-	WindowSeconds int `json:"window_seconds"`
+	WindowSeconds int `json:"window_seconds,omitzero"`
 	// Source says where the numbers came from (static, a file name, ...).
-	Source string `json:"source"`
+	Source string `json:"source,omitzero"`
 }
 
 // NodeResult is one node's network position.
@@ -32,7 +38,73 @@ type NodeResult struct {
 
 // HTTPError is FastAPI's error body.
 type HTTPError struct {
-	Detail string `json:"detail"`
+	Detail Detail `json:"detail"`
+}
+
+// Detail is an error body's detail: a message, or the list of validation
+// errors with which FastAPI answers 422 to a request it rejects. It encodes
+// as the list when Errors is non-nil, as the message otherwise.
+type Detail struct {
+	Message string
+	Errors  []ValidationError
+}
+
+// ValidationError is one entry of a 422 answer's detail.
+type ValidationError struct {
+	// Loc is where the rejected input is, as ["query", "window"] or
+	// ["body", 0, "name"]: strings and, decoded as float64, list indices.
+	Loc []any `json:"loc"`
+	// Msg says what is wrong with it.
+	Msg string `json:"msg"`
+	// Type names the error, as "missing" or "int_parsing".
+	Type string `json:"type"`
+}
+
+// MarshalJSON encodes the list or the message.
+func (d Detail) MarshalJSON() ([]byte, error) {
+	if d.Errors != nil {
+		return json.Marshal(d.Errors)
+	}
+	return json.Marshal(d.Message)
+}
+
+// UnmarshalJSON decodes a string into Message and a list into Errors.
+func (d *Detail) UnmarshalJSON(data []byte) error {
+	data = bytes.TrimSpace(data)
+	switch {
+	case len(data) > 0 && data[0] == '"':
+		var msg string
+		if err := json.Unmarshal(data, &msg); err != nil {
+			return err
+		}
+		*d = Detail{Message: msg}
+	case len(data) > 0 && data[0] == '[':
+		errs := []ValidationError{}
+		if err := json.Unmarshal(data, &errs); err != nil {
+			return err
+		}
+		*d = Detail{Errors: errs}
+	default:
+		return fmt.Errorf("detail must be a string or a list, got %.40s", data)
+	}
+	return nil
+}
+
+// String is the message, or each validation error as "loc: msg", joined by
+// "; ".
+func (d Detail) String() string {
+	if d.Errors == nil {
+		return d.Message
+	}
+	parts := make([]string, len(d.Errors))
+	for i, e := range d.Errors {
+		loc := make([]string, len(e.Loc))
+		for j, l := range e.Loc {
+			loc[j] = fmt.Sprint(l)
+		}
+		parts[i] = strings.Join(loc, ".") + ": " + e.Msg
+	}
+	return strings.Join(parts, "; ")
 }
 
 // OpenAPIDocument is the OpenAPI 3 document served at /openapi.json. A test

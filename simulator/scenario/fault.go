@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -13,16 +14,18 @@ import (
 // shape each /simulate answer: the delay comes first, then the request fails
 // (always with Status alone, with probability ErrorRate when that is set) or
 // succeeds. Hang replaces all three. ExitCode acts on the process, not on
-// requests. /healthz is never affected.
+// requests. /healthz, the liveness check, is never affected; /readyz, which
+// says whether /simulate can answer, fails under Hang.
 type Fault struct {
 	// Status is the HTTP status a failing /simulate request answers with
 	// (500–599). Without ErrorRate every request fails.
 	Status int `json:"status,omitempty"`
-	// DelayMs delays every /simulate answer.
+	// DelayMs, at most MaxDelayMs, delays every /simulate answer.
 	DelayMs int `json:"delay_ms,omitempty"`
 	// Hang makes /simulate accept requests and never answer: each one is held
 	// until its client gives up or the server stops. A later scenario without
-	// Hang does not release the requests already held.
+	// Hang does not release the requests already held. While Hang is in
+	// force, /readyz answers 503.
 	Hang bool `json:"hang,omitempty"`
 	// ErrorRate, in (0, 1], is the probability that a /simulate request fails,
 	// each independently, with Status, or 503 when Status is unset.
@@ -33,6 +36,10 @@ type Fault struct {
 	ExitCode *int `json:"exit_code,omitempty"`
 }
 
+// MaxDelayMs bounds fault.delay_ms to 10 minutes, far below the delays that
+// overflow a time.Duration.
+const MaxDelayMs = 600000
+
 func (f *Fault) validate(p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if f.Status != 0 && (f.Status < 500 || f.Status > 599) {
@@ -40,6 +47,9 @@ func (f *Fault) validate(p *field.Path) field.ErrorList {
 	}
 	if f.DelayMs < 0 {
 		errs = append(errs, field.Invalid(p.Child("delay_ms"), f.DelayMs, "must not be negative"))
+	}
+	if f.DelayMs > MaxDelayMs {
+		errs = append(errs, field.Invalid(p.Child("delay_ms"), f.DelayMs, fmt.Sprintf("must be at most %d (10 minutes)", MaxDelayMs)))
 	}
 	// The negated form also rejects NaN.
 	if r := f.ErrorRate; r != nil && !(*r > 0 && *r <= 1) {

@@ -24,6 +24,7 @@ func TestParseFault(t *testing.T) {
 		{"{}", Fault{}, 0, "none"},
 		{"{status: 500}", Fault{Status: 500}, 500, "status=500"},
 		{"{delay_ms: 200}", Fault{DelayMs: 200}, 0, "delay_ms=200"},
+		{"{delay_ms: 600000}", Fault{DelayMs: 600000}, 0, "delay_ms=600000"},
 		{"{status: 503, delay_ms: 200}", Fault{Status: 503, DelayMs: 200}, 503, "delay_ms=200 status=503"},
 		{"{hang: true}", Fault{Hang: true}, 0, "hang"},
 		{"{hang: false, status: 502}", Fault{Status: 502}, 502, "status=502"},
@@ -89,6 +90,9 @@ func TestParseFaultErrors(t *testing.T) {
 		"error_rate, bad status": {"{error_rate: 0.5, status: 404}", []string{"fault.status: Invalid value: 404", "5xx"}, []string{"fault.error_rate"}},
 		"every field wrong":      {"{status: 200, delay_ms: -1, error_rate: 2, exit_code: 200}", []string{"fault.status", "fault.delay_ms", "fault.error_rate", "fault.exit_code"}, nil},
 		"unknown fault field":    {"{crash: true}", []string{`unknown field "crash"`}, nil},
+		"delay_ms above 10 min":  {"{delay_ms: 600001}", []string{"fault.delay_ms: Invalid value: 600001", "at most 600000"}, nil},
+		"delay_ms overflowing":   {"{delay_ms: 9300000000000}", []string{"fault.delay_ms: Invalid value: 9300000000000", "at most 600000"}, nil},
+		"delay_ms max int64":     {"{delay_ms: 9223372036854775807}", []string{"fault.delay_ms: Invalid value: 9223372036854775807"}, nil},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {

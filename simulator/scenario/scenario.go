@@ -16,8 +16,11 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
 
@@ -31,9 +34,11 @@ const DefaultWindowSeconds = 30
 type Scenario struct {
 	// Source is reported in every response; the file's base name by default.
 	Source string `json:"source,omitempty"`
-	// WindowSeconds is reported in every response.
+	// WindowSeconds is reported in every response, DefaultWindowSeconds when
+	// unset; the stub stamps its answers at each multiple of it.
 	WindowSeconds *int `json:"window_seconds,omitempty"`
-	// Nodes maps a node name to its score or metrics.
+	// Nodes maps a Kubernetes node name (a DNS-1123 subdomain) to its score
+	// or metrics.
 	Nodes map[string]Node `json:"nodes"`
 	// Fault, when set, makes the stub misbehave: for chaos tests of the scheduler.
 	Fault *Fault `json:"fault,omitempty"`
@@ -85,7 +90,14 @@ func (s *Scenario) validate() field.ErrorList {
 		errs = append(errs, field.Invalid(field.NewPath("window_seconds"), *s.WindowSeconds, "must be at least 1"))
 	}
 	for _, name := range sortedNames(s.Nodes) {
-		errs = append(errs, s.Nodes[name].validate(field.NewPath("nodes").Key(name))...)
+		p := field.NewPath("nodes").Key(name)
+		// What the API server enforces for a Node's name.
+		if msgs := validation.IsDNS1123Subdomain(name); len(msgs) > 0 {
+			// Quoted, so the error shows an empty name or control characters.
+			p = field.NewPath("nodes").Key(strconv.Quote(name))
+			errs = append(errs, field.Invalid(p, name, strings.Join(msgs, "; ")))
+		}
+		errs = append(errs, s.Nodes[name].validate(p)...)
 	}
 	if s.Fault != nil {
 		errs = append(errs, s.Fault.validate(field.NewPath("fault"))...)
@@ -133,22 +145,28 @@ func DerivedScore(n Node) float64 {
 	return score
 }
 
+// Window is the sampling window the scenario reports, in seconds:
+// DefaultWindowSeconds for a nil scenario or one that names none.
+func (s *Scenario) Window() int {
+	if s == nil || s.WindowSeconds == nil {
+		return DefaultWindowSeconds
+	}
+	return *s.WindowSeconds
+}
+
 // Response builds the /simulate answer for a scenario sampled at sampledAt.
 // A nil scenario gives empty results.
 func Response(s *Scenario, sampledAt time.Time) api.SimulationResponse {
 	resp := api.SimulationResponse{
 		Results:       map[string]api.NodeResult{},
 		Timestamp:     sampledAt.UTC().Truncate(time.Second),
-		WindowSeconds: DefaultWindowSeconds,
+		WindowSeconds: s.Window(),
 		Source:        "none",
 	}
 	if s == nil {
 		return resp
 	}
 	resp.Source = s.Source
-	if s.WindowSeconds != nil {
-		resp.WindowSeconds = *s.WindowSeconds
-	}
 	for name, n := range s.Nodes {
 		r := api.NodeResult{LatencyMs: n.LatencyMs, BandwidthMbps: n.BandwidthMbps, PacketLoss: n.PacketLoss}
 		if n.Score != nil {

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode"
 
 	"k8s.io/apimachinery/pkg/util/wait"
 )
@@ -90,6 +91,13 @@ func TestParseErrorsNameFileAndField(t *testing.T) {
 		"bad fault status":   {"fault: {status: 404}\nnodes: {}", []string{"fault.status", "5xx"}},
 		"negative delay":     {"fault: {delay_ms: -1}\nnodes: {}", []string{"fault.delay_ms"}},
 		"not YAML":           {"nodes: [", []string{"scenario"}},
+		"empty node name":    {`nodes: {"": {score: 1}}`, []string{`nodes[""]: Invalid value: ""`, "RFC 1123 subdomain"}},
+		"upper-case name":    {"nodes: {Worker-1: {score: 1}}", []string{`nodes["Worker-1"]: Invalid value: "Worker-1"`, "lowercase"}},
+		"name with a space":  {`nodes: {"bad name": {score: 1}}`, []string{`nodes["bad name"]: Invalid value: "bad name"`}},
+		"control character":  {`nodes: {"a\u0007b": {score: 1}}`, []string{`nodes["a\ab"]: Invalid value: "a\ab"`}},
+		"newline in name":    {`nodes: {"a\nb": {score: 1}, c: {score: 1}}`, []string{`nodes["a\nb"]: Invalid value: "a\nb"`}},
+		"name too long":      {"nodes: {" + strings.Repeat("a", 254) + ": {score: 1}}", []string{"must be no more than 253 characters"}},
+		"bad name, bad data": {`nodes: {"x_y": {packet_loss: 2}}`, []string{`nodes["x_y"]: Invalid value: "x_y"`, `nodes["x_y"].packet_loss: Invalid value: 2`}},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -101,6 +109,9 @@ func TestParseErrorsNameFileAndField(t *testing.T) {
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("error %q does not contain %q", err, w)
 				}
+			}
+			if i := strings.IndexFunc(err.Error(), unicode.IsControl); i >= 0 {
+				t.Errorf("error %q has a raw control character at %d", err, i)
 			}
 		})
 	}

@@ -149,8 +149,14 @@ func TestHangSurvivesScenarioChangeUntilCancelled(t *testing.T) {
 	if resp, _ := get(t, srv, http.MethodGet, "/healthz", nil); resp.StatusCode != 200 {
 		t.Errorf("healthz %d while hanging, want 200", resp.StatusCode)
 	}
+	if resp, _ := get(t, srv, http.MethodGet, "/readyz", nil); resp.StatusCode != 503 {
+		t.Errorf("readyz %d while hanging, want 503", resp.StatusCode)
+	}
 
 	s.SetScenario(mustScenario(t, "nodes: {a: {score: 1}}"))
+	if resp, _ := get(t, srv, http.MethodGet, "/readyz", nil); resp.StatusCode != 200 {
+		t.Errorf("readyz %d after the hang was lifted, want 200 though held requests stay hung", resp.StatusCode)
+	}
 	if resp, body := get(t, srv, http.MethodGet, "/simulate", nil); resp.StatusCode != 200 {
 		t.Errorf("a request after the scenario changed: %d %s, want 200", resp.StatusCode, body)
 	}

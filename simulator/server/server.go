@@ -1,6 +1,18 @@
-// Package server serves the simulator API: GET /simulate, GET /healthz and
-// GET /openapi.json, with FastAPI's conventions for errors so the stub and
-// the production simulator are interchangeable behind one URL.
+// Package server serves the simulator API: GET /simulate, GET /healthz,
+// GET /readyz and GET /openapi.json, with FastAPI's conventions for errors so
+// the stub and the production simulator are interchangeable behind one URL.
+//
+// /healthz is the liveness check: it answers 200 whenever the process serves
+// HTTP, whatever the scenario's fault. /readyz says whether /simulate can
+// answer: 503 while the fault in force is hang or after Close, 200 otherwise,
+// since a delayed or failed answer is still an answer.
+//
+// The scenario's numbers are static, so the timestamp /simulate reports is
+// the end of the last complete sampling window they describe: the latest
+// multiple of window_seconds (scenario.DefaultWindowSeconds when the scenario
+// names none), in Unix time, at or before now. The body and its ETag change
+// with the scenario and once per window, so a client asking more often gets
+// 304 Not Modified within a window.
 package server
 
 import (
@@ -20,20 +32,26 @@ import (
 )
 
 // Server answers from the current scenario. The /simulate body is encoded
-// once per scenario, so a request costs a copy, not an encode.
+// once per scenario and window, by SetScenario or the window's first
+// request, so a request costs a copy, not an encode.
 type Server struct {
+	// now is the clock that places the window boundaries.
 	now func() time.Time
 	// rand draws in [0, 1) whether a request fails under fault.error_rate.
 	rand func() float64
 
-	// stop is closed by Close, releasing the requests a fault holds.
+	// stop is closed by Close, releasing the requests a fault holds and
+	// making /readyz answer 503.
 	stop      chan struct{}
 	closeOnce sync.Once
 
-	mu    sync.RWMutex
+	mu       sync.RWMutex
+	scenario *scenario.Scenario
+	fault    *scenario.Fault
+	// stamp is the window boundary body reports as its timestamp.
+	stamp time.Time
 	body  []byte
 	etag  string
-	fault *scenario.Fault
 }
 
 // New returns a server with no scenario: /simulate answers empty results.
@@ -45,26 +63,69 @@ func New() *Server {
 
 // SetScenario replaces the scenario being served; nil serves empty results.
 func (s *Server) SetScenario(sc *scenario.Scenario) {
-	body, err := json.Marshal(scenario.Response(sc, s.now()))
-	if err != nil {
-		// Parse rejects non-finite numbers, the only values json cannot encode.
-		panic(err)
-	}
-	sum := sha256.Sum256(body)
+	stamp := lastBoundary(s.now(), sc.Window())
+	body, etag := encode(sc, stamp)
 	var fault *scenario.Fault
 	if sc != nil {
 		fault = sc.Fault
 	}
 	s.mu.Lock()
-	s.body, s.etag, s.fault = body, `"`+hex.EncodeToString(sum[:12])+`"`, fault
+	s.scenario, s.fault, s.stamp, s.body, s.etag = sc, fault, stamp, body, etag
 	s.mu.Unlock()
+}
+
+// response returns the /simulate body and its ETag for the window now is in,
+// encoding them on the window's first request. Until the next SetScenario
+// the stamp never goes back, so a request that read the clock just before a
+// boundary does not undo the encoding done for one that read it just after.
+func (s *Server) response() (body []byte, etag string) {
+	now := s.now()
+	s.mu.RLock()
+	body, etag = s.body, s.etag
+	stale := lastBoundary(now, s.scenario.Window()).After(s.stamp)
+	s.mu.RUnlock()
+	if !stale {
+		return body, etag
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	// Another request, or SetScenario, may have encoded it meanwhile.
+	if stamp := lastBoundary(now, s.scenario.Window()); stamp.After(s.stamp) {
+		s.stamp = stamp
+		s.body, s.etag = encode(s.scenario, stamp)
+	}
+	return s.body, s.etag
+}
+
+// encode returns the /simulate body for sc stamped at stamp, and its ETag.
+func encode(sc *scenario.Scenario, stamp time.Time) (body []byte, etag string) {
+	body, err := json.Marshal(scenario.Response(sc, stamp))
+	if err != nil {
+		// Parse rejects non-finite numbers, the only values json cannot encode.
+		panic(err)
+	}
+	sum := sha256.Sum256(body)
+	return body, `"` + hex.EncodeToString(sum[:12]) + `"`
+}
+
+// lastBoundary is the latest multiple of windowSeconds, in Unix time, at or
+// before now.
+func lastBoundary(now time.Time, windowSeconds int) time.Time {
+	w := max(int64(windowSeconds), 1)
+	sec := now.Unix()
+	r := sec % w
+	if r < 0 {
+		r += w
+	}
+	return time.Unix(sec-r, 0).UTC()
 }
 
 // Close releases the /simulate requests the server holds, hung by
 // fault.hang or waiting out fault.delay_ms, by dropping their connections
 // unanswered, as a stopped process would; from then on such requests are
-// dropped at once. Call it before http.Server.Shutdown, which waits for every
-// handler to return. Closing twice is harmless.
+// dropped at once and /readyz answers 503. Call it before
+// http.Server.Shutdown, which waits for every handler to return. Closing
+// twice is harmless.
 func (s *Server) Close() {
 	s.closeOnce.Do(func() { close(s.stop) })
 }
@@ -74,6 +135,7 @@ func (s *Server) Handler() http.Handler {
 	routes := map[string]http.HandlerFunc{
 		"/simulate":     s.simulate,
 		"/healthz":      healthz,
+		"/readyz":       s.readyz,
 		"/openapi.json": openapi,
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -93,12 +155,13 @@ func (s *Server) Handler() http.Handler {
 
 func (s *Server) simulate(w http.ResponseWriter, r *http.Request) {
 	s.mu.RLock()
-	body, etag, fault := s.body, s.etag, s.fault
+	fault := s.fault
 	s.mu.RUnlock()
 	if fault != nil {
 		// The fault is the one in force when the request arrived: a hung
 		// request stays hung whatever the scenario becomes, as the stuck
-		// requests of a hung process do.
+		// requests of a hung process do. The body is the one in force when
+		// the request is answered.
 		var delay <-chan time.Time // nil, never ready, for hang
 		if !fault.Hang && fault.DelayMs > 0 {
 			timer := time.NewTimer(time.Duration(fault.DelayMs) * time.Millisecond)
@@ -120,6 +183,7 @@ func (s *Server) simulate(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	body, etag := s.response()
 	w.Header().Set("ETag", etag)
 	if matchesETag(r.Header.Get("If-None-Match"), etag) {
 		w.WriteHeader(http.StatusNotModified)
@@ -140,7 +204,31 @@ func matchesETag(header, etag string) bool {
 	return false
 }
 
+// healthz is the liveness check: the process serves HTTP.
 func healthz(w http.ResponseWriter, _ *http.Request) {
+	writeOK(w)
+}
+
+// readyz says whether /simulate can answer: not while the fault in force is
+// hang, nor after Close.
+func (s *Server) readyz(w http.ResponseWriter, _ *http.Request) {
+	select {
+	case <-s.stop:
+		writeError(w, http.StatusServiceUnavailable, "Not ready: shutting down")
+		return
+	default:
+	}
+	s.mu.RLock()
+	fault := s.fault
+	s.mu.RUnlock()
+	if fault != nil && fault.Hang {
+		writeError(w, http.StatusServiceUnavailable, "Not ready: the scenario's fault is hang, /simulate does not answer")
+		return
+	}
+	writeOK(w)
+}
+
+func writeOK(w http.ResponseWriter) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	_, _ = w.Write([]byte("ok"))
 }
@@ -153,5 +241,5 @@ func openapi(w http.ResponseWriter, _ *http.Request) {
 func writeError(w http.ResponseWriter, status int, detail string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(api.HTTPError{Detail: detail})
+	_ = json.NewEncoder(w).Encode(api.HTTPError{Detail: api.Detail{Message: detail}})
 }

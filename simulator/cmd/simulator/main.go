@@ -29,26 +29,43 @@ func main() {
 	}
 }
 
-func run() error {
+// options are the command's flags.
+type options struct {
+	listen      string
+	scenario    string
+	reload      time.Duration
+	showVersion bool
+	probe       string
+}
+
+// parseFlags parses the command line, klog's flags included.
+func parseFlags(args []string) (options, error) {
+	var o options
 	fs := flag.NewFlagSet("simulator", flag.ExitOnError)
-	listen := fs.String("listen", ":80", "address to serve the simulator API on")
-	scenarioPath := fs.String("scenario", "", "scenario file (YAML or JSON); empty serves empty results")
-	reload := fs.Duration("reload-interval", 2*time.Second, "how often the scenario file is checked for changes")
-	showVersion := fs.Bool("version", false, "print the version and exit")
-	probe := fs.String("probe", "", "GET this URL, exit 0 on 200 OK and 1 otherwise (an exec probe for a simulator listening on loopback)")
+	fs.StringVar(&o.listen, "listen", "127.0.0.1:80", "address to serve the simulator API on (\":80\" for every interface)")
+	fs.StringVar(&o.scenario, "scenario", "", "scenario file (YAML or JSON); empty serves empty results")
+	fs.DurationVar(&o.reload, "reload-interval", 2*time.Second, "how often the scenario file is checked for changes")
+	fs.BoolVar(&o.showVersion, "version", false, "print the version and exit")
+	fs.StringVar(&o.probe, "probe", "", "GET this URL, exit 0 on 200 OK and 1 otherwise (an exec probe for a simulator listening on loopback)")
 	klog.InitFlags(fs)
-	if err := fs.Parse(os.Args[1:]); err != nil {
+	err := fs.Parse(args)
+	return o, err
+}
+
+func run() error {
+	o, err := parseFlags(os.Args[1:])
+	if err != nil {
 		return err
 	}
-	if *showVersion {
+	if o.showVersion {
 		fmt.Printf("kns-3-simulator %s\n", kns3.Version)
 		return nil
 	}
-	if *probe != "" {
-		return probeURL(*probe)
+	if o.probe != "" {
+		return probeURL(o.probe)
 	}
-	if *reload <= 0 {
-		return fmt.Errorf("--reload-interval must be positive, got %s", *reload)
+	if o.reload <= 0 {
+		return fmt.Errorf("--reload-interval must be positive, got %s", o.reload)
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
@@ -56,7 +73,7 @@ func run() error {
 	logger := klog.FromContext(ctx)
 
 	srv := server.New()
-	if *scenarioPath == "" {
+	if o.scenario == "" {
 		logger.Info("No --scenario given: /simulate serves empty results")
 	} else {
 		// A scenario that is bad from the start fails start-up; a later bad
@@ -64,17 +81,17 @@ func run() error {
 		// scenario with fault.exit_code ends the process with that code; the
 		// one read at start-up does not, so a restarted container serves.
 		onLoad := scenario.ExitOnReload(logger, os.Exit, srv.SetScenario)
-		if err := scenario.Watch(ctx, *scenarioPath, *reload, onLoad); err != nil {
+		if err := scenario.Watch(ctx, o.scenario, o.reload, onLoad); err != nil {
 			return err
 		}
 	}
 
-	ln, err := net.Listen("tcp", *listen)
+	ln, err := net.Listen("tcp", o.listen)
 	if err != nil {
-		return fmt.Errorf("listening on %s: %w", *listen, err)
+		return fmt.Errorf("listening on %s: %w", o.listen, err)
 	}
-	httpServer := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 5 * time.Second}
-	logger.Info("Simulator serving", "version", kns3.Version, "address", ln.Addr().String(), "scenario", *scenarioPath)
+	httpServer := newHTTPServer(srv.Handler())
+	logger.Info("Simulator serving", "version", kns3.Version, "address", ln.Addr().String(), "scenario", o.scenario)
 	errCh := make(chan error, 1)
 	go func() { errCh <- httpServer.Serve(ln) }()
 	select {
@@ -91,6 +108,22 @@ func run() error {
 		return err
 	}
 	return nil
+}
+
+// newHTTPServer returns the http.Server that serves h. Its timeouts reap
+// slow request headers and idle keep-alive connections, and never end a
+// request in progress, which a fault may hold on purpose: a hung /simulate
+// request lasts until its client gives up. So there is no WriteTimeout: its
+// deadline runs from the moment the request's header is read, so it would
+// count fault.delay_ms and drop the delayed answer, and one above the longest
+// delay (scenario.MaxDelayMs, 10 minutes) would reap nothing in time. No
+// handler reads a request body, so ReadHeaderTimeout bounds the reading.
+func newHTTPServer(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 5 * time.Second,
+		IdleTimeout:       90 * time.Second,
+	}
 }
 
 // probeURL is a health check from inside the pod, where the simulator's

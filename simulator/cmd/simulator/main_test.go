@@ -1,0 +1,55 @@
+package main
+
+import (
+	"testing"
+	"time"
+)
+
+func TestParseFlags(t *testing.T) {
+	tests := []struct {
+		name       string
+		args       []string
+		wantListen string
+		wantReload time.Duration
+	}{
+		{"defaults listen on loopback only", nil, "127.0.0.1:80", 2 * time.Second},
+		{"all interfaces when asked", []string{"--listen=:80"}, ":80", 2 * time.Second},
+		{"another port", []string{"--listen=127.0.0.1:10271", "--reload-interval=5s"}, "127.0.0.1:10271", 5 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o, err := parseFlags(tt.args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o.listen != tt.wantListen || o.reload != tt.wantReload {
+				t.Errorf("listen %q reload %v, want %q %v", o.listen, o.reload, tt.wantListen, tt.wantReload)
+			}
+		})
+	}
+}
+
+// TestHTTPServerTimeouts holds the server to timeouts that reap idle
+// keep-alive connections and slow request headers but never end a request
+// that a fault holds: a hung /simulate request lasts until its client gives
+// up, a delayed one until its delay is over.
+func TestHTTPServerTimeouts(t *testing.T) {
+	srv := newHTTPServer(nil)
+	tests := []struct {
+		name       string
+		got        time.Duration
+		wantAbove  time.Duration // exclusive
+		wantAtMost time.Duration
+	}{
+		{"ReadHeaderTimeout", srv.ReadHeaderTimeout, 0, 10 * time.Second},
+		{"IdleTimeout", srv.IdleTimeout, 0, 5 * time.Minute},
+		// Its deadline starts when the header is read, so it counts
+		// fault.delay_ms and would drop a delayed answer.
+		{"WriteTimeout", srv.WriteTimeout, -1, 0},
+	}
+	for _, tt := range tests {
+		if tt.got <= tt.wantAbove || tt.got > tt.wantAtMost {
+			t.Errorf("%s = %v, want above %v and at most %v", tt.name, tt.got, tt.wantAbove, tt.wantAtMost)
+		}
+	}
+}
