@@ -3,6 +3,7 @@ package customscore
 import (
 	"strconv"
 	"strings"
+	"unicode/utf8"
 	"unsafe"
 )
 
@@ -10,8 +11,9 @@ import (
 // without reflection: an object whose "results" (any case) is an object of
 // node name → object with a numeric or null "score" (any case). It checks
 // the whole body's JSON grammar as it goes. Anything else (the array shape,
-// string scores, bare NaN, escaped names, duplicate or differently cased
-// keys, out-of-range numbers, malformed input) returns ok=false, and the
+// string scores, bare NaN, escaped names or names that are not UTF-8,
+// duplicate or differently cased keys, out-of-range numbers, nesting deeper
+// than encoding/json allows, malformed input) returns ok=false, and the
 // caller decodes with encoding/json, which handles every case the contract
 // allows and reports the errors.
 func fastDecode(body []byte) (sim *simulation, ok bool) {
@@ -40,11 +42,11 @@ func fastDecode(body []byte) (sim *simulation, ok bool) {
 			if scores, ok = p.results(); !ok {
 				return nil, false
 			}
-		case equalFoldASCII(key, "results"):
+		case strings.EqualFold(key, "results"):
 			// Case variants have encoding/json's precedence rules.
 			return nil, false
 		default:
-			if !p.skipValue(0) {
+			if !p.skipValue(1) {
 				return nil, false
 			}
 		}
@@ -88,7 +90,7 @@ func (p *parser) consume(c byte) bool {
 }
 
 // key reads `"name" :` and returns the name, aliasing the body, and whether
-// it is plain (written without escapes, so the bytes are the name).
+// it is plain (see str).
 func (p *parser) key() (string, bool, bool) {
 	p.space()
 	s, plain, ok := p.str()
@@ -103,8 +105,9 @@ func (p *parser) key() (string, bool, bool) {
 	return s, plain, true
 }
 
-// str reads a string; plain reports one without escapes, whose bytes are
-// returned as they are. Escaped strings are checked and skipped.
+// str reads a string; plain reports one whose bytes are its value, returned
+// as they are: no escapes, and valid UTF-8 (encoding/json turns each invalid
+// byte into U+FFFD). Other strings are checked and skipped.
 func (p *parser) str() (s string, plain bool, ok bool) {
 	if !p.consume('"') {
 		return "", false, false
@@ -117,7 +120,7 @@ func (p *parser) str() (s string, plain bool, ok bool) {
 		case c == '"':
 			s = unsafe.String(unsafe.SliceData(p.b[start:p.i]), p.i-start)
 			p.i++
-			return s, plain, true
+			return s, plain && utf8.ValidString(s), true
 		case c == '\\':
 			plain = false
 			p.i++
@@ -216,9 +219,9 @@ func (p *parser) result() (int64, bool) {
 				return 0, false
 			}
 			found = true
-		} else if equalFoldASCII(key, "score") {
+		} else if strings.EqualFold(key, "score") {
 			return 0, false
-		} else if !p.skipValue(1) {
+		} else if !p.skipValue(3) {
 			return 0, false
 		}
 		p.space()
@@ -266,12 +269,16 @@ func (p *parser) digits() bool {
 	return p.i > start
 }
 
-// maxDepth bounds nesting in skipped values, as encoding/json does.
-const maxDepth = 10000
+// maxNestingDepth is encoding/json's limit (its scanner's
+// maxNestingDepth): at most this many arrays and objects open at once, the
+// body's own object included. A deeper body is left to encoding/json,
+// which rejects it.
+const maxNestingDepth = 10000
 
-// skipValue checks and skips any JSON value.
+// skipValue checks and skips any JSON value; depth is the number of arrays
+// and objects open around it.
 func (p *parser) skipValue(depth int) bool {
-	if depth > maxDepth || p.i >= len(p.b) {
+	if p.i >= len(p.b) {
 		return false
 	}
 	switch c := p.b[p.i]; {
@@ -279,6 +286,9 @@ func (p *parser) skipValue(depth int) bool {
 		_, _, ok := p.str()
 		return ok
 	case c == '{':
+		if depth >= maxNestingDepth {
+			return false
+		}
 		p.i++
 		p.space()
 		if p.consume('}') {
@@ -297,6 +307,9 @@ func (p *parser) skipValue(depth int) bool {
 			}
 		}
 	case c == '[':
+		if depth >= maxNestingDepth {
+			return false
+		}
 		p.i++
 		p.space()
 		if p.consume(']') {
@@ -330,22 +343,4 @@ func (p *parser) skipValue(depth int) bool {
 
 func isHex(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
-}
-
-// equalFoldASCII compares ASCII case-insensitively; encoding/json's field
-// matching also folds the Kelvin sign and long s, which only the slow path
-// needs to know about (a key with non-ASCII bytes never equals one here).
-func equalFoldASCII(s, t string) bool {
-	if len(s) != len(t) {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		a, b := s[i], t[i]
-		if a|0x20 != b|0x20 || a|0x20 < 'a' || a|0x20 > 'z' {
-			if a != b {
-				return false
-			}
-		}
-	}
-	return true
 }

@@ -1,6 +1,7 @@
 package customscore
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -10,7 +11,7 @@ import (
 
 // decodeBodies are bodies fastDecode must take, or decline, without ever
 // disagreeing with encoding/json.
-var decodeBodies = []string{
+var decodeBodies = append([]string{
 	`{"results":{"a":{"score":0.91,"latency_ms":0.8},"b":{"score":-0.5e1}},"source":"s","window_seconds":30}`,
 	`  {"timestamp":"2026-11-29T10:15:00Z","results":{},"extra":[1,{"x":null},true,false,"\u00e9\n"]}  `,
 	`{"results":{"a":{"score":1E+2,"nested":{"deep":[[[]]]}}}}`,
@@ -41,9 +42,47 @@ var decodeBodies = []string{
 	`{"results":{"reſults":{"score":1}}}`,
 	`{"reſults":{"a":{"score":1}}}`,
 	`{"results":{"a":{"ſcore":1,"score":2}}}`,
+	`{"results":{"a":{"score":2,"ſcore":1}}}`,
+	`{"results":{"a":{"score":2}},"reſults":{"b":{"score":1}}}`,
+	`{"results":{"é":{"score":1}},"ü":"ß"}`,
+	// Invalid UTF-8, which encoding/json turns into U+FFFD.
+	"{\"results\":{\"a\xff\":{\"score\":1}}}",
+	"{\"results\":{\"a\xff\":{\"score\":1},\"a\xfe\":{\"score\":2}}}",
+	"{\"results\":{\"\xc3\":{\"score\":1},\"\xed\xa0\x80\":{\"score\":2},\"\xc0\xaf\":{\"score\":3}}}",
+	"{\"results\":{\"a\":{\"score\":1,\"x\xff\":\"\xff\"}},\"\xff\":[\"\xe2\x82\"]}",
+	"{\"results\xff\":{\"a\":{\"score\":1}},\"results\":{\"b\":{\"score\":2}}}",
 	`[]`,
 	``,
 	`{}`,
+}, deepBodies()...)
+
+// jsonMaxDepth is encoding/json's maxNestingDepth: at most this many arrays
+// and objects may be open at once, the body's own object included.
+const jsonMaxDepth = 10000
+
+// deepBodies nest arrays and objects around encoding/json's depth limit: in
+// an unknown field (one level open around it) and in a node's result
+// (three).
+func deepBodies() []string {
+	var out []string
+	for depth := jsonMaxDepth - 1; depth <= jsonMaxDepth+2; depth++ {
+		out = append(out,
+			`{"x":`+nestedArrays(depth-1)+`,"results":{"a":{"score":1}}}`,
+			`{"results":{"a":{"score":1,"x":`+nestedArrays(depth-3)+`}}}`,
+			`{"results":{"a":{"x":`+nestedObjects(depth-3)+`,"score":1}},"y":1}`,
+		)
+	}
+	return out
+}
+
+// nestedArrays is n arrays, each inside the last.
+func nestedArrays(n int) string {
+	return strings.Repeat("[", n) + strings.Repeat("]", n)
+}
+
+// nestedObjects is n objects, each the "x" of the last.
+func nestedObjects(n int) string {
+	return strings.Repeat(`{"x":`, n-1) + "{}" + strings.Repeat("}", n-1)
 }
 
 // TestFastDecodeAgreesWithEncodingJSON: where the fast path answers, it
@@ -64,6 +103,37 @@ func TestFastDecodeAgreesWithEncodingJSON(t *testing.T) {
 	}
 }
 
+// The fast path counts depth as encoding/json does: it takes a body nested
+// exactly to the limit and declines one level more, which encoding/json
+// rejects.
+func TestFastDecodeDepthLimit(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		body func(depth int) string
+	}{
+		{"unknown field", func(depth int) string { return `{"x":` + nestedArrays(depth-1) + `,"results":{"a":{"score":1}}}` }},
+		{"in a result", func(depth int) string { return `{"results":{"a":{"score":1,"x":` + nestedArrays(depth-3) + `}}}` }},
+		{"objects in a result", func(depth int) string { return `{"results":{"a":{"x":` + nestedObjects(depth-3) + `,"score":1}}}` }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			deepest := []byte(tt.body(jsonMaxDepth))
+			if _, err := decodeWithEncodingJSON(deepest); err != nil {
+				t.Fatalf("encoding/json rejects depth %d: %v", jsonMaxDepth, err)
+			}
+			if _, ok := fastDecode(deepest); !ok {
+				t.Errorf("fastDecode declined depth %d, which encoding/json takes", jsonMaxDepth)
+			}
+			tooDeep := []byte(tt.body(jsonMaxDepth + 1))
+			if _, err := decodeWithEncodingJSON(tooDeep); err == nil || !strings.Contains(err.Error(), "exceeded max depth") {
+				t.Fatalf("encoding/json on depth %d: err = %v, want exceeded max depth", jsonMaxDepth+1, err)
+			}
+			if _, ok := fastDecode(tooDeep); ok {
+				t.Errorf("fastDecode took depth %d, which encoding/json rejects", jsonMaxDepth+1)
+			}
+		})
+	}
+}
+
 func checkAgreement(t *testing.T, body []byte) (taken bool) {
 	t.Helper()
 	fast, ok := fastDecode(body)
@@ -72,13 +142,22 @@ func checkAgreement(t *testing.T, body []byte) (taken bool) {
 	}
 	slow, err := decodeWithEncodingJSON(body)
 	if err != nil {
-		t.Errorf("fastDecode accepted %q, encoding/json rejects it: %v", body, err)
+		t.Errorf("fastDecode accepted %s, encoding/json rejects it: %v", quoteBody(body), err)
 		return true
 	}
 	if diff := cmp.Diff(slow.scores, fast.scores, cmpopts.EquateEmpty()); diff != "" || len(slow.invalid) > 0 {
-		t.Errorf("%q: fast and slow decodes differ (-slow +fast):\n%s invalid=%v", body, diff, slow.invalid)
+		t.Errorf("%s: fast and slow decodes differ (-slow +fast):\n%s invalid=%v", quoteBody(body), diff, slow.invalid)
 	}
 	return true
+}
+
+// quoteBody quotes a body for a message, shortening a long one.
+func quoteBody(body []byte) string {
+	const keep = 100
+	if len(body) <= 2*keep {
+		return fmt.Sprintf("%q", body)
+	}
+	return fmt.Sprintf("%q…%q (%d bytes)", body[:keep], body[len(body)-keep:], len(body))
 }
 
 func FuzzFastDecode(f *testing.F) {

@@ -1,10 +1,12 @@
 package customscore
 
 import (
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
@@ -143,17 +145,65 @@ func TestPlacementFromPreScore(t *testing.T) {
 	}
 }
 
+// TestPlacementMessageIsBounded: Message never exceeds MaxPlacementMessage.
+// No real placement reaches the bound: node names are DNS subdomains of at
+// most 253 bytes, and the longest message, two such names with the widest
+// numbers, is under 700 bytes. So truncate is checked at the boundary
+// itself, Message is checked with names longer than a node may have (the
+// type allows them), and the longest legal names must come out whole.
 func TestPlacementMessageIsBounded(t *testing.T) {
-	long := strings.Repeat("n", 300) + "é"
-	p := Placement{Node: long + "1", Score: 1, Rank: 1, Feasible: 2, Alternative: long + "2"}
-	for _, n := range []int{MaxPlacementMessage, 40, 41} {
-		got := truncate(p.Message()+strings.Repeat("x", 2000), n)
-		if len(got) > n || !strings.HasSuffix(got, "…") {
-			t.Errorf("truncate(…, %d) = %d bytes, suffix %q", n, len(got), got[max(0, len(got)-4):])
+	// 1-, 2-, 3- and 4-byte runes, shifted by an ASCII prefix so that the
+	// cut falls on every byte of each.
+	const runes = "aé€𝄞"
+	for offset := range len(runes) {
+		s := strings.Repeat("x", offset) + strings.Repeat(runes, MaxPlacementMessage/len(runes)+2)
+		for n := MaxPlacementMessage - 2*len(runes); n <= MaxPlacementMessage; n++ {
+			got := truncate(s, n)
+			if len(got) > n || len(got) <= n-utf8.UTFMax || !utf8.ValidString(got) ||
+				!strings.HasSuffix(got, "…") || !strings.HasPrefix(s, strings.TrimSuffix(got, "…")) {
+				t.Errorf("truncate(%d bytes, %d) = %d bytes ending %q: want at most %d and more than %d bytes, cut on a rune boundary, ending …",
+					len(s), n, len(got), got[max(0, len(got)-8):], n, n-utf8.UTFMax)
+			}
 		}
 	}
-	if got := len(p.Message()); got > MaxPlacementMessage {
-		t.Errorf("Message() is %d bytes, want ≤ %d", got, MaxPlacementMessage)
+	for _, s := range []string{strings.Repeat("x", MaxPlacementMessage), strings.Repeat("é", MaxPlacementMessage/2)} {
+		if got := truncate(s, MaxPlacementMessage); got != s {
+			t.Errorf("truncate cut a %d-byte string at %d bytes", len(s), MaxPlacementMessage)
+		}
+	}
+	if got := truncate(strings.Repeat("x", MaxPlacementMessage+1), MaxPlacementMessage); len(got) != MaxPlacementMessage || !strings.HasSuffix(got, "…") {
+		t.Errorf("truncate of %d bytes = %d bytes ending %q, want %d ending …", MaxPlacementMessage+1, len(got), got[len(got)-8:], MaxPlacementMessage)
+	}
+
+	fallbacks := []string{"", FallbackNodeUnscored, FallbackSingleNode, FallbackSimulatorFailed, FallbackBreakerOpen, FallbackStale, FallbackNoneScored}
+	placement := func(node, alternative, fallback string) Placement {
+		return Placement{Node: node, Fallback: fallback, Score: math.MinInt64, Rank: math.MaxInt, Feasible: math.MaxInt,
+			Alternative: alternative, AlternativeScore: math.MinInt64}
+	}
+	// Every message names the node, so a node name over the bound gives a
+	// message over it.
+	tooLong := strings.Repeat("é", MaxPlacementMessage)
+	for _, fallback := range fallbacks {
+		msg := placement(tooLong+"1", tooLong+"2", fallback).Message()
+		if len(msg) > MaxPlacementMessage || !utf8.ValidString(msg) || !strings.HasSuffix(msg, "…") {
+			t.Errorf("fallback %q, %d-byte names: Message() is %d bytes ending %q, want at most %d, valid UTF-8, ending …",
+				fallback, len(tooLong)+1, len(msg), msg[max(0, len(msg)-8):], MaxPlacementMessage)
+		}
+	}
+	label := strings.Repeat("a", 63) + "."
+	longest := strings.Repeat(label, 3) + strings.Repeat("b", 253-3*len(label)-1)
+	if len(longest+"1") != 253 {
+		t.Fatalf("longest legal name is %d bytes, want 253", len(longest+"1"))
+	}
+	for _, fallback := range fallbacks {
+		p := placement(longest+"1", longest+"2", fallback)
+		msg := p.Message()
+		if len(msg) > MaxPlacementMessage || strings.HasSuffix(msg, "…") || !strings.Contains(msg, p.Node) {
+			t.Errorf("fallback %q, 253-byte names: Message() = %d bytes %q, want it whole, at most %d", fallback, len(msg), msg, MaxPlacementMessage)
+		}
+		if (fallback == "" || fallback == FallbackNodeUnscored) && !strings.Contains(msg, p.Alternative) {
+			t.Errorf("fallback %q, 253-byte names: Message() = %q lacks the alternative", fallback, msg)
+		}
 	}
 }
 

@@ -9,7 +9,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math"
+	"math/bits"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -253,12 +253,15 @@ func normalizeScores(scores fwk.NodeScoreList) {
 		}
 		return
 	}
-	// highest − lowest may not fit int64, and float64 would lose it for close
-	// large scores; as uint64 the difference is exact.
-	span := float64(uint64(highest) - uint64(lowest))
+	// highest − lowest may not fit int64 but fits uint64. In float64,
+	// (score − lowest) × 100 rounds past 2^53 (spans above ~9e13) and the
+	// best node could get 99; in 128 bits it is exact, and score − lowest ≤
+	// span keeps the quotient at most MaxNodeScore, so Div64 cannot overflow.
+	span := uint64(highest) - uint64(lowest)
 	for i := range scores {
-		n := float64(uint64(scores[i].Score)-uint64(lowest)) * float64(fwk.MaxNodeScore) / span
-		scores[i].Score = int64(math.Min(math.Floor(n), float64(fwk.MaxNodeScore)))
+		hi, lo := bits.Mul64(uint64(scores[i].Score)-uint64(lowest), uint64(fwk.MaxNodeScore))
+		q, _ := bits.Div64(hi, lo, span)
+		scores[i].Score = int64(q)
 	}
 }
 

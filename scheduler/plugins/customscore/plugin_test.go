@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/big"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -184,6 +187,10 @@ func TestNormalizeScores(t *testing.T) {
 		{"min-max rounds down", normalizeScores, []int64{0, 1, 3}, []int64{0, 33, 100}},
 		{"min-max full int64 range", normalizeScores, []int64{math.MinInt64, 0, math.MaxInt64}, []int64{0, 50, 100}},
 		{"min-max large close values", normalizeScores, []int64{math.MaxInt64 - 1000, math.MaxInt64}, []int64{0, 100}},
+		// Past 2^53, float64 would round d × 100 and the quotient.
+		{"min-max large span keeps the best at 100", normalizeScores, []int64{0, 1112603089564874}, []int64{0, 100}},
+		{"min-max large span rounds down exactly", normalizeScores, []int64{0, 3823561820858031, 7497180040898100}, []int64{0, 51, 100}},
+		{"min-max one below the highest", normalizeScores, []int64{math.MinInt64, math.MaxInt64 - 1, math.MaxInt64}, []int64{0, 99, 100}},
 		{"absolute empty", absoluteScores, nil, nil},
 		{"absolute keeps the scale", absoluteScores, []int64{900, 890, 100}, []int64{90, 89, 10}},
 		{"absolute all equal", absoluteScores, []int64{700, 700}, []int64{70, 70}},
@@ -209,6 +216,60 @@ func TestNormalizeScores(t *testing.T) {
 			}
 		})
 	}
+
+	// Large spans, 1e14 to 1e18 and up to the whole int64 range, against an
+	// exact computation.
+	r := rand.New(rand.NewPCG(1, 2))
+	var inputs [][]int64
+	for range 500 {
+		span := uint64(math.Pow(10, 14+4*r.Float64()))
+		lowest := math.MinInt64 + int64(r.Uint64N(math.MaxUint64-span))
+		in := []int64{lowest, int64(uint64(lowest) + span)}
+		for range 4 {
+			in = append(in, int64(uint64(lowest)+r.Uint64N(span+1)))
+		}
+		inputs = append(inputs, in)
+	}
+	inputs = append(inputs,
+		[]int64{math.MinInt64, math.MinInt64 + 1, -1, 0, 1, math.MaxInt64 / 3, math.MaxInt64 - 1, math.MaxInt64},
+		[]int64{math.MinInt64, math.MinInt64 + 1e17 + 3, math.MinInt64 + 1e18 - 1, math.MinInt64 + 1e18},
+		[]int64{math.MaxInt64 - 1e18, math.MaxInt64 - 1e16 - 7, math.MaxInt64 - 1, math.MaxInt64},
+		[]int64{math.MinInt64, math.MinInt64 + 1e14, math.MinInt64 + 99999999999999},
+		[]int64{math.MaxInt64 - 1e14, math.MaxInt64 - 1, math.MaxInt64},
+		[]int64{-1e18, -1, 1e18 - 1, 1e18},
+	)
+	for _, in := range inputs {
+		list := make(fwk.NodeScoreList, len(in))
+		for i, s := range in {
+			list[i] = fwk.NodeScore{Name: fmt.Sprint(i), Score: s}
+		}
+		normalizeScores(list)
+		want := exactMinMax(in)
+		for i := range list {
+			if list[i].Score != want[i] {
+				t.Errorf("normalizeScores(%v): score %d is %d, want %d", in, in[i], list[i].Score, want[i])
+			}
+		}
+	}
+}
+
+// exactMinMax is MinMax normalization in arbitrary precision:
+// floor((s − lowest) × MaxNodeScore / (highest − lowest)), all MaxNodeScore
+// when every score is equal.
+func exactMinMax(in []int64) []int64 {
+	lowest, highest := slices.Min(in), slices.Max(in)
+	out := make([]int64, len(in))
+	span := new(big.Int).Sub(big.NewInt(highest), big.NewInt(lowest))
+	for i, s := range in {
+		if lowest == highest {
+			out[i] = fwk.MaxNodeScore
+			continue
+		}
+		n := new(big.Int).Sub(big.NewInt(s), big.NewInt(lowest))
+		n.Mul(n, big.NewInt(fwk.MaxNodeScore))
+		out[i] = n.Quo(n, span).Int64()
+	}
+	return out
 }
 
 // The plugin normalizes as its args say: MinMax by default, Absolute when
