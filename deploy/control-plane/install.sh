@@ -7,41 +7,240 @@
 #                                         kube-scheduler.yaml of
 #                                         `kubectl kustomize deploy/control-plane`)
 #   install.sh --uninstall                restore kubeadm's kube-scheduler
+#
+# An install changes nothing unless the node holds the manifest's images,
+# then waits until the new scheduler is ready; if it is not within
+# KNS3_READY_TIMEOUT seconds (120), the previous scheduler is put back.
 set -eu
+# The word lists split below are images and pod ids, never patterns.
+set -f
 
 manifests=${KNS3_MANIFESTS_DIR:-/etc/kubernetes/manifests}
 etc=${KNS3_ETC_DIR:-/etc/kubernetes}
+ready_timeout=${KNS3_READY_TIMEOUT:-120}
+ready_interval=${KNS3_READY_INTERVAL:-2}
 current="$manifests/kube-scheduler.yaml"
+# The kubelet runs every file of the manifests directory but dot-files;
+# in the same directory, mv is an atomic rename.
+tmp="$manifests/.kube-scheduler.yaml.kns3-tmp"
 # Outside the manifests directory: the kubelet runs every file in it.
 saved="$etc/kube-scheduler.yaml.kubeadm"
 config_dir="$etc/kns-3"
+# The node's files before an install, put back if it fails.
+previous="$etc/kns-3.previous"
+# kube-scheduler's secure port; both schedulers bind it on the node's
+# loopback (hostNetwork).
+ready_url=https://127.0.0.1:10259/readyz
+label=app.kubernetes.io/name=kns-3-scheduler
+# The manifest's annotation placeholder, quoted or not (sigs.k8s.io/yaml
+# drops the quotes when it re-renders).
+placeholder_re="^([[:space:]]*kns3\\.dev/config-hash:)[[:space:]]*(unset|\"unset\"|'unset')[[:space:]]*\$"
+kns3_label_re="^[[:space:]]*app\\.kubernetes\\.io/name:[[:space:]]*[\"']?kns-3-scheduler[\"']?[[:space:]]*\$"
 
 die() { echo "install.sh: $*" >&2; exit 1; }
+usage="usage: install.sh MANIFEST CONFIG SCENARIO | --uninstall"
+
+# put FILE: FILE's content becomes the kubelet's kube-scheduler manifest at
+# once.
+put() { cp "$1" "$tmp" && chmod 0600 "$tmp" && mv "$tmp" "$current"; }
+
+is_kns3() { grep -Eq "$kns3_label_re" "$1"; }
 
 if [ "${1:-}" = --uninstall ]; then
+  [ $# -eq 1 ] || die "$usage"
   [ -f "$saved" ] || die "$saved not found: kubeadm's kube-scheduler was not saved here"
-  cp "$saved" "$current.tmp" && mv "$current.tmp" "$current"
+  trap 'rm -f "$tmp"' EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
+  put "$saved"
   rm -f "$saved"
-  rm -rf "$config_dir"
-  echo "install.sh: kubeadm's kube-scheduler restored ($current)"
+  rm -rf "$config_dir" "$previous"
+  echo "install.sh: kubeadm's kube-scheduler restored ($current); the kubelet restarts it within seconds"
   exit 0
 fi
 
-[ $# -eq 3 ] || die "usage: install.sh MANIFEST CONFIG SCENARIO | --uninstall"
+[ $# -eq 3 ] || die "$usage"
 manifest=$1 config=$2 scenario=$3
 for f in "$manifest" "$config" "$scenario"; do
   [ -f "$f" ] || die "$f: no such file"
 done
-[ -f "$current" ] || die "$current not found: is this a control-plane node?"
 
-# Keep kubeadm's manifest once: a second install must not save ours over it.
-if [ ! -f "$saved" ]; then
+# Everything is checked before the first change: a refused install leaves
+# the node as it was.
+render_hint="render it with \`kubectl kustomize deploy/control-plane > kube-scheduler.yaml\`"
+images=$(sed -n 's/^[[:space:]]*\(-[[:space:]]\{1,\}\)\{0,1\}image:[[:space:]]*//p' "$manifest" |
+  sed 's/[[:space:]]*#.*$//' | tr -d "\"'")
+[ -n "$images" ] || die "$manifest names no image: not a rendered kube-scheduler.yaml; $render_hint"
+for image in $images; do
+  case ${image##*/} in
+  *:* | *@*) ;;
+  *) die "$manifest is not rendered: image $image has no tag; $render_hint" ;;
+  esac
+done
+is_kns3 "$manifest" || die "$manifest is not kns-3-scheduler's static pod (no label $label)"
+n=$(grep -Ec "$placeholder_re" "$manifest" || true)
+[ "$n" = 1 ] || die "$manifest has $n annotations kns3.dev/config-hash: \"unset\", want 1: $render_hint from this install.sh's kube-scheduler.yaml"
+
+case $ready_timeout in
+'' | *[!0-9]*) die "KNS3_READY_TIMEOUT=$ready_timeout: want whole seconds" ;;
+esac
+case $ready_interval in
+'' | *[!0-9.]*) die "KNS3_READY_INTERVAL=$ready_interval: want seconds" ;;
+esac
+
+command -v sha256sum >/dev/null 2>&1 || die "sha256sum not found"
+command -v crictl >/dev/null 2>&1 ||
+  die "crictl not found: it checks the node holds the images and finds the new pod (kubeadm nodes have it, from cri-tools)"
+if command -v curl >/dev/null 2>&1; then
+  probe() { curl -fsSk --max-time 2 "$ready_url"; }
+elif command -v wget >/dev/null 2>&1; then
+  probe() { wget --no-check-certificate -q -T 2 -O - "$ready_url"; }
+else
+  die "neither curl nor wget found: one is needed to wait for the new scheduler's $ready_url"
+fi
+
+for image in $images; do
+  if ! err=$(crictl inspecti "$image" 2>&1 >/dev/null); then
+    die "image $image is not in the node's container runtime (crictl inspecti $image: ${err:-not found}). Load it first: on kind, \`kind load docker-image $image\` or \`kind load image-archive ARCHIVE\`; on a kubeadm node, \`ctr -n k8s.io images import ARCHIVE\`, or \`crictl pull $image\` from a registry the node reaches"
+  fi
+done
+
+[ -f "$current" ] || die "$current not found: is this a control-plane node?"
+if is_kns3 "$current"; then
+  # A re-install: kubeadm's manifest must have been saved by the first.
+  [ -f "$saved" ] || die "$current is already kns-3-scheduler's and $saved is missing: kubeadm's kube-scheduler manifest is gone. Regenerate it with \`kubeadm init phase control-plane scheduler\` (with the cluster's kubeadm configuration, --config), which writes $current, then run install.sh again"
+  back="the previous kns-3-scheduler"
+else
+  back="kubeadm's kube-scheduler"
+fi
+
+# The pod's annotation: the kubelet restarts a static pod only when its
+# manifest changes, so a new configuration or scenario must change it; and
+# it tells the new pod from the one it replaces.
+hash=$(for f in "$manifest" "$config" "$scenario"; do sha256sum <"$f"; done | sha256sum | cut -d' ' -f1)
+case $hash in
+'' | *[!0-9a-f]*) die "sha256sum gave $hash" ;;
+esac
+
+# rollback puts back the files saved in $previous: the configuration first,
+# the manifest last, so that the kubelet restarts the previous pod on its
+# own configuration.
+had_config_dir=
+[ ! -d "$config_dir" ] || had_config_dir=1
+rollback() {
+  failed=0
+  for f in scheduler-config.yaml scenario.yaml; do
+    if [ -f "$previous/$f" ]; then
+      install -m 0644 "$previous/$f" "$config_dir/$f" || failed=1
+    else
+      rm -f "$config_dir/$f" || failed=1
+    fi
+  done
+  if [ -z "$had_config_dir" ]; then
+    rm -rf "$config_dir" || failed=1
+  fi
+  if [ -f "$previous/saved" ]; then
+    cp "$previous/saved" "$saved" || failed=1
+  else
+    rm -f "$saved" || failed=1
+  fi
+  put "$previous/kube-scheduler.yaml" || failed=1
+  return "$failed"
+}
+
+# Once the node's files change, any failure or interruption before the new
+# scheduler is ready puts the previous one back.
+changing=
+on_exit() {
+  rc=$?
+  if [ -n "$changing" ]; then
+    if rollback; then
+      rm -rf "$previous"
+      echo "install.sh: $back is back ($current)" >&2
+    else
+      echo "install.sh: putting $back back failed: the previous files are in $previous" >&2
+    fi
+    [ "$rc" -ne 0 ] || rc=1
+  else
+    rm -rf "$previous"
+  fi
+  rm -f "$tmp"
+  exit "$rc"
+}
+trap on_exit EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+rm -rf "$previous"
+mkdir -m 0700 "$previous"
+cp "$current" "$previous/kube-scheduler.yaml"
+if [ -f "$saved" ]; then
+  cp "$saved" "$previous/saved"
+fi
+for f in scheduler-config.yaml scenario.yaml; do
+  if [ -f "$config_dir/$f" ]; then
+    cp "$config_dir/$f" "$previous/$f"
+  fi
+done
+changing=1
+
+if ! is_kns3 "$current"; then
+  # Not KNS-3's, so kubeadm's (possibly rewritten since an earlier install,
+  # by kubeadm upgrade): the one --uninstall puts back.
   cp "$current" "$saved"
 fi
 mkdir -p "$config_dir"
 install -m 0644 "$config" "$config_dir/scheduler-config.yaml"
 install -m 0644 "$scenario" "$config_dir/scenario.yaml"
-# Written beside, then renamed: the kubelet never reads half a manifest.
-install -m 0600 "$manifest" "$current.tmp"
-mv "$current.tmp" "$current"
+(
+  umask 077
+  sed -E "s#$placeholder_re#\\1 \"$hash\"#" "$manifest" >"$tmp"
+)
+grep -q "kns3.dev/config-hash: \"$hash\"" "$tmp" || die "stamping the hash into $manifest failed"
+mv "$tmp" "$current"
+
+# ready: a ready sandbox of a kns-3-scheduler pod with this install's hash,
+# and readyz answering. readyz alone is no proof: the old scheduler answers
+# on the same port until the kubelet stops it; the kubelet starts the new
+# static pod only once the old one, of the same name, is gone.
+readyz_err="not probed"
+pod_err="not looked up"
+ready() {
+  ok=1
+  out=$(probe 2>&1) && rc=0 || rc=$?
+  if [ "$rc" = 0 ]; then
+    readyz_err=
+  else
+    readyz_err="${out:-exit status $rc}"
+    ok=0
+  fi
+  if ! pods=$(crictl pods --namespace kube-system --label "$label" --state ready -q 2>&1); then
+    pod_err="crictl pods: $pods"
+    return 1
+  fi
+  pod_err="no ready $label pod with kns3.dev/config-hash $hash"
+  for pod in $pods; do
+    if crictl inspectp "$pod" 2>/dev/null | grep -q "$hash"; then
+      pod_err=
+      break
+    fi
+  done
+  [ "$ok" = 1 ] && [ -z "$pod_err" ]
+}
+
+echo "install.sh: waiting up to ${ready_timeout}s for kns-3-scheduler ($ready_url)"
+deadline=$(($(date +%s) + ready_timeout))
+until ready; do
+  if [ "$(date +%s)" -ge "$deadline" ]; then
+    echo "install.sh: kns-3-scheduler did not become ready in ${ready_timeout}s" >&2
+    echo "  readyz: ${readyz_err:-200 OK}" >&2
+    echo "  pod: ${pod_err:-ready}" >&2
+    echo "  see \`crictl ps -a\` (containers kns-3-scheduler and simulator) and \`crictl logs CONTAINER\`" >&2
+    exit 1
+  fi
+  sleep "$ready_interval"
+done
+
+changing=
+rm -rf "$previous"
 echo "install.sh: kns-3-scheduler is the control plane's scheduler ($current; kubeadm's saved as $saved)"

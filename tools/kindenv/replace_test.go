@@ -2,7 +2,6 @@ package kindenv
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,85 +11,6 @@ import (
 
 	"kns3.dev/kns3/kubectl-kns3/pkg/schedulerpod"
 )
-
-// install.sh on a control-plane node's directories (here temporary ones):
-// it saves kubeadm's manifest once, installs ours and the configuration,
-// and --uninstall puts kubeadm's back.
-func TestInstallScript(t *testing.T) {
-	script, err := filepath.Abs(filepath.Join(deployDir(t), "control-plane", "install.sh"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	etc := t.TempDir()
-	manifests := filepath.Join(etc, "manifests")
-	if err := os.Mkdir(manifests, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	write := func(path, data string) string {
-		t.Helper()
-		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return path
-	}
-	read := func(path string) string {
-		t.Helper()
-		data, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(data)
-	}
-	run := func(args ...string) (string, error) {
-		cmd := exec.Command("sh", append([]string{script}, args...)...)
-		cmd.Env = append(os.Environ(), "KNS3_MANIFESTS_DIR="+manifests, "KNS3_ETC_DIR="+etc)
-		out, err := cmd.CombinedOutput()
-		return string(out), err
-	}
-	current := filepath.Join(manifests, "kube-scheduler.yaml")
-	write(current, "kubeadm's")
-	src := t.TempDir()
-	manifest := write(filepath.Join(src, "m.yaml"), "ours")
-	config := write(filepath.Join(src, "c.yaml"), "config")
-	scenario := write(filepath.Join(src, "s.yaml"), "scenario")
-
-	if out, err := run(manifest, config); err == nil || !strings.Contains(out, "usage") {
-		t.Errorf("two arguments: %v %q, want the usage", err, out)
-	}
-	for i := range 2 { // a second install must not save ours as kubeadm's
-		if out, err := run(manifest, config, scenario); err != nil {
-			t.Fatalf("install %d: %v\n%s", i, err, out)
-		}
-	}
-	if got := read(current); got != "ours" {
-		t.Errorf("manifest = %q, want ours", got)
-	}
-	if got := read(filepath.Join(etc, "kube-scheduler.yaml.kubeadm")); got != "kubeadm's" {
-		t.Errorf("saved manifest = %q, want kubeadm's", got)
-	}
-	if got := read(filepath.Join(etc, "kns-3", "scenario.yaml")); got != "scenario" {
-		t.Errorf("scenario = %q", got)
-	}
-	if got := read(filepath.Join(etc, "kns-3", "scheduler-config.yaml")); got != "config" {
-		t.Errorf("config = %q", got)
-	}
-	if entries, _ := os.ReadDir(manifests); len(entries) != 1 {
-		t.Errorf("manifests directory holds %d files, want 1: the kubelet runs every file in it", len(entries))
-	}
-
-	if out, err := run("--uninstall"); err != nil {
-		t.Fatalf("uninstall: %v\n%s", err, out)
-	}
-	if got := read(current); got != "kubeadm's" {
-		t.Errorf("after --uninstall the manifest is %q, want kubeadm's", got)
-	}
-	if _, err := os.Stat(filepath.Join(etc, "kns-3")); !os.IsNotExist(err) {
-		t.Errorf("after --uninstall %s/kns-3 is still there (%v)", etc, err)
-	}
-	if out, err := run("--uninstall"); err == nil {
-		t.Errorf("a second --uninstall succeeded with nothing saved: %q", out)
-	}
-}
 
 // The control-plane install renders one static pod that reaches its
 // simulator on the port its --listen flag says.
