@@ -57,13 +57,18 @@ type CustomScorePluginArgs struct {
 	// BreakerCooldown is the longest pause between two background probes
 	// of an open breaker; the first probes come sooner (50ms, then doubling).
 	BreakerCooldown metav1.Duration `json:"breakerCooldown"`
+	// BreakerLatencyBudget is, in PerCycle mode, the longest a cycle's call
+	// to the simulator may take and still count as a success for the
+	// breaker; a slower answer is used but counts as a failure, and an
+	// open breaker closes only on a probe answered within it.
+	BreakerLatencyBudget metav1.Duration `json:"breakerLatencyBudget"`
 	// RefreshMode is PerCycle or Background.
 	RefreshMode RefreshMode `json:"refreshMode"`
 	// RefreshInterval is, in Background mode, the pause between two requests
 	// while the simulator answers.
 	RefreshInterval metav1.Duration `json:"refreshInterval"`
 	// MaxSimulationAge is, in Background mode, the age past which the newest
-	// simulation is no longer used: nodes then score 0.
+	// simulation is no longer used: scoring is then skipped.
 	MaxSimulationAge metav1.Duration `json:"maxSimulationAge"`
 	// Normalization is MinMax or Absolute.
 	Normalization Normalization `json:"normalization"`

@@ -16,6 +16,7 @@ func (in *CustomScorePluginArgs) DeepCopyInto(out *CustomScorePluginArgs) {
 	out.Timeout = in.Timeout
 	out.RetryDelay = in.RetryDelay
 	out.BreakerCooldown = in.BreakerCooldown
+	out.BreakerLatencyBudget = in.BreakerLatencyBudget
 	out.RefreshInterval = in.RefreshInterval
 	out.MaxSimulationAge = in.MaxSimulationAge
 	return

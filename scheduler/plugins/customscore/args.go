@@ -29,13 +29,16 @@ const (
 
 // config is the plugin's view of its defaulted, validated args.
 type config struct {
-	simulateURL      string
+	simulateURL string
+	// shownURL is simulateURL without credentials, for logs.
+	shownURL         string
 	timeout          time.Duration
 	retries          int
 	retryDelay       time.Duration
 	maxBodyBytes     int64
 	breakerThreshold int
 	breakerCooldown  time.Duration
+	latencyBudget    time.Duration
 	mode             RefreshMode
 	refreshInterval  time.Duration
 	maxAge           time.Duration
@@ -61,14 +64,17 @@ func newConfig(obj runtime.Object) (config, error) {
 		return config{}, fmt.Errorf("invalid %s args: %w", Name, err)
 	}
 	u, _ := url.Parse(args.SimulatorURL)
+	simulate := u.JoinPath("simulate")
 	return config{
-		simulateURL:      u.JoinPath("simulate").String(),
+		simulateURL:      simulate.String(),
+		shownURL:         simulate.Redacted(),
 		timeout:          args.Timeout.Duration,
 		retries:          int(args.Retries),
 		retryDelay:       args.RetryDelay.Duration,
 		maxBodyBytes:     args.MaxBodyBytes,
 		breakerThreshold: int(args.BreakerFailureThreshold),
 		breakerCooldown:  args.BreakerCooldown.Duration,
+		latencyBudget:    args.BreakerLatencyBudget.Duration,
 		mode:             args.RefreshMode,
 		refreshInterval:  args.RefreshInterval.Duration,
 		maxAge:           args.MaxSimulationAge.Duration,

@@ -39,12 +39,14 @@ func testArgs(tb testing.TB, args string) *apiconfig.CustomScorePluginArgs {
 
 var defaultConfig = config{
 	simulateURL:      "http://127.0.0.1:80/simulate",
+	shownURL:         "http://127.0.0.1:80/simulate",
 	timeout:          5 * time.Second,
 	retries:          2,
 	retryDelay:       100 * time.Millisecond,
 	maxBodyBytes:     8 << 20,
 	breakerThreshold: 5,
 	breakerCooldown:  time.Second,
+	latencyBudget:    time.Second,
 	mode:             RefreshPerCycle,
 	refreshInterval:  time.Second,
 	maxAge:           10 * time.Second,
@@ -72,13 +74,14 @@ func TestNewConfigDefaults(t *testing.T) {
 
 func TestNewConfigOverrides(t *testing.T) {
 	got, err := newConfig(testArgs(t, `
-simulatorURL: http://sim.kns-3.svc:8080/api/
+simulatorURL: http://reader:secret@sim.kns-3.svc:8080/api/
 timeout: 250ms
 retries: 0
 retryDelay: 0s
 maxBodyBytes: 2048
 breakerFailureThreshold: 1
 breakerCooldown: 1m
+breakerLatencyBudget: 200ms
 refreshMode: Background
 refreshInterval: 2s
 maxSimulationAge: 30s
@@ -88,13 +91,15 @@ normalization: Absolute
 		t.Fatal(err)
 	}
 	want := config{
-		simulateURL:      "http://sim.kns-3.svc:8080/api/simulate",
+		simulateURL:      "http://reader:secret@sim.kns-3.svc:8080/api/simulate",
+		shownURL:         "http://reader:xxxxx@sim.kns-3.svc:8080/api/simulate",
 		timeout:          250 * time.Millisecond,
 		retries:          0,
 		retryDelay:       0,
 		maxBodyBytes:     2048,
 		breakerThreshold: 1,
 		breakerCooldown:  time.Minute,
+		latencyBudget:    200 * time.Millisecond,
 		mode:             RefreshBackground,
 		refreshInterval:  2 * time.Second,
 		maxAge:           30 * time.Second,
@@ -106,7 +111,7 @@ normalization: Absolute
 }
 
 func TestNewConfigJSONArgs(t *testing.T) {
-	got, err := newConfig(testArgs(t, `{"simulatorURL":"https://10.0.0.1","retries":5}`))
+	got, err := newConfig(testArgs(t, `{"simulatorURL":"https://10.0.0.1","retries":5,"timeout":"2s"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,6 +131,7 @@ func TestNewConfigTypedArgs(t *testing.T) {
 		MaxBodyBytes:            4096,
 		BreakerFailureThreshold: 3,
 		BreakerCooldown:         metav1.Duration{Duration: 2 * time.Second},
+		BreakerLatencyBudget:    metav1.Duration{Duration: 3 * time.Second},
 		RefreshMode:             RefreshPerCycle,
 		RefreshInterval:         metav1.Duration{Duration: time.Second},
 		MaxSimulationAge:        metav1.Duration{Duration: time.Second},
@@ -138,12 +144,14 @@ func TestNewConfigTypedArgs(t *testing.T) {
 	}
 	want := config{
 		simulateURL:      "http://x/simulate",
+		shownURL:         "http://x/simulate",
 		timeout:          time.Second,
 		retries:          7,
 		retryDelay:       time.Millisecond,
 		maxBodyBytes:     4096,
 		breakerThreshold: 3,
 		breakerCooldown:  2 * time.Second,
+		latencyBudget:    3 * time.Second,
 		mode:             RefreshPerCycle,
 		refreshInterval:  time.Second,
 		maxAge:           time.Second,
@@ -192,7 +200,8 @@ func TestNewConfigErrorsNameTheField(t *testing.T) {
 		"negative timeout":   {`timeout: -1s`, []string{"args.timeout", "greater than 0"}},
 		"too many retries":   {`retries: 100`, []string{"args.retries"}},
 		"unknown mode":       {`refreshMode: Sometimes`, []string{"args.refreshMode", `"PerCycle"`, `"Background"`}},
-		"age under interval": {"refreshInterval: 5s\nmaxSimulationAge: 2s", []string{"args.maxSimulationAge", "at least refreshInterval"}},
+		"age under interval": {"refreshMode: Background\nrefreshInterval: 5s\nmaxSimulationAge: 2s", []string{"args.maxSimulationAge", "at least refreshInterval"}},
+		"cycle over budget":  {"retries: 10\ntimeout: 5s", []string{"args.retries", "over the 30s a cycle may hold"}},
 		"two errors at once": {"timeout: -1s\nretries: -1", []string{"args.timeout", "args.retries"}},
 	}
 	for name, tt := range tests {

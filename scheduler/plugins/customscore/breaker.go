@@ -28,14 +28,20 @@ const (
 	// cycleTimedOut: the last attempt waited its whole timeout, so the cycle
 	// spent its whole retry budget.
 	cycleTimedOut
+	// cycleSlow: the simulator answered, slower than the latency budget. In
+	// one process with other profiles, every cycle holds the one scheduling
+	// loop, so a slow answer costs every pod of the cluster: it counts as a
+	// failure, though its scores are used.
+	cycleSlow
 )
 
-// breaker keeps a dead or hanging simulator from stalling scheduling cycles.
-// It opens after threshold cycles in a row fail fast, or at once after a
-// cycle that timed out: a second such cycle would cost another whole retry
-// budget. While it is open no cycle calls the simulator; the prober (see
-// prober.go) asks it off the cycle and closes the breaker on the first
-// answer, so cycles only ever read the state.
+// breaker keeps a dead, hanging or slow simulator from stalling scheduling
+// cycles. It opens after threshold cycles in a row fail fast or answer
+// slower than the latency budget, or at once after a cycle that timed out:
+// a second such cycle would cost another whole retry budget. While it is
+// open no cycle calls the simulator; the prober (probeWhileOpen) asks it off
+// the cycle and closes the breaker on the first answer within the budget,
+// so cycles only ever read the state.
 //
 // It lives across cycles by design, so it is the one piece of plugin state
 // outside CycleState, and a mutex guards it.

@@ -22,21 +22,38 @@ import (
 // answer's decoded results instead of sending and decoding the same body
 // again. A simulator that ignores conditional requests always answers 200.
 type simulateClient struct {
-	url          string
+	url string
+	// shownURL is url without credentials, for logs and errors.
+	shownURL     string
 	retryDelay   time.Duration
 	maxBodyBytes int64
 	http         *http.Client
 	metrics      *profileMetrics
+	now          func() time.Time
 
 	mu       sync.Mutex
 	lastETag string
 	last     *simulation // decoded body of the answer tagged lastETag; read-only
+
+	seen observed
+}
+
+// observed is what the client saw last, whichever caller asked (a cycle,
+// the prober, the background loop): the published status reports it.
+type observed struct {
+	mu          sync.Mutex
+	lastSuccess time.Time
+	lastFailure time.Time
+	lastErr     string
+	newest      *simulation
 }
 
 func newSimulateClient(cfg config, m *profileMetrics) *simulateClient {
 	return &simulateClient{
 		metrics:      m,
+		now:          time.Now,
 		url:          cfg.simulateURL,
+		shownURL:     cfg.shownURL,
 		retryDelay:   cfg.retryDelay,
 		maxBodyBytes: cfg.maxBodyBytes,
 		http: &http.Client{Transport: &http.Transport{
@@ -74,6 +91,7 @@ func (c *simulateClient) fetch(ctx context.Context, attempts int, timeout time.D
 			}
 		}
 		sim, err := c.attempt(ctx, timeout)
+		c.observe(sim, err)
 		if err == nil {
 			c.metrics.attempt(resultSuccess)
 			return sim, i, resultSuccess, nil
@@ -87,7 +105,7 @@ func (c *simulateClient) fetch(ctx context.Context, attempts int, timeout time.D
 		logger.V(3).Info("Simulator attempt failed", "attempt", i, "of", attempts, "result", result, "err", err)
 		lastErr = err
 		if i == attempts {
-			return nil, i, result, fmt.Errorf("GET %s failed after %d attempt(s): %w", c.url, i, err)
+			return nil, i, result, fmt.Errorf("GET %s failed after %d attempt(s): %w", c.shownURL, i, err)
 		}
 	}
 	return nil, 0, resultConnError, errors.New("no attempt made")
@@ -138,8 +156,32 @@ func (c *simulateClient) attempt(ctx context.Context, timeout time.Duration) (*s
 	if err != nil {
 		return nil, &attemptError{resultBadBody, err}
 	}
+	sim.body = body
 	c.remember(resp.Header.Get("ETag"), sim)
 	return sim, nil
+}
+
+// observe records an attempt's outcome. A request cancelled by its caller
+// (a cycle or loop that ended) says nothing about the simulator.
+func (c *simulateClient) observe(sim *simulation, err error) {
+	if err != nil && errors.Is(err, context.Canceled) {
+		return
+	}
+	now := c.now()
+	c.seen.mu.Lock()
+	defer c.seen.mu.Unlock()
+	if err != nil {
+		c.seen.lastFailure, c.seen.lastErr = now, err.Error()
+		return
+	}
+	c.seen.lastSuccess, c.seen.newest = now, sim
+}
+
+// observed returns a copy of what the client saw last.
+func (c *simulateClient) observed() (lastSuccess, lastFailure time.Time, lastErr string, newest *simulation) {
+	c.seen.mu.Lock()
+	defer c.seen.mu.Unlock()
+	return c.seen.lastSuccess, c.seen.lastFailure, c.seen.lastErr, c.seen.newest
 }
 
 // close drops the idle keep-alive connections to the simulator.

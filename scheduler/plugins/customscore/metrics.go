@@ -1,7 +1,9 @@
 package customscore
 
 import (
+	"maps"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/component-base/metrics"
@@ -31,6 +33,8 @@ const (
 	fallbackBreakerOpen = "breaker_open"
 	// fallbackStale: Background mode had no simulation younger than maxSimulationAge.
 	fallbackStale = "stale"
+	// fallbackNoneScored: the simulation scored none of the feasible nodes.
+	fallbackNoneScored = "none_scored"
 )
 
 var (
@@ -56,7 +60,7 @@ var (
 	FallbacksTotal = metrics.NewCounterVec(&metrics.CounterOpts{
 		Subsystem:      metricsSubsystem,
 		Name:           "fallbacks_total",
-		Help:           "Number of scheduling cycles in which every node scored 0 because no simulation was available, by reason: simulator_failed, breaker_open, stale.",
+		Help:           "Number of scheduling cycles in which CustomScorePlugin skipped scoring because it had no simulation scoring a feasible node, by reason: simulator_failed, breaker_open, stale, none_scored.",
 		StabilityLevel: metrics.ALPHA,
 	}, []string{profileLabel, "reason"})
 
@@ -98,14 +102,21 @@ func registerMetrics() {
 }
 
 // profileMetrics records one plugin instance's series, labelled with its
-// profile, so that instances never overwrite each other's gauges.
+// profile, so that instances never overwrite each other's gauges. It also
+// keeps the instance's own counts since it started, for the published
+// status: the registry's series outlive instances (a profile reload).
 type profileMetrics struct {
 	profile string
+
+	scoredCycles atomic.Int64
+	breakerOpen  atomic.Bool
+	mu           sync.Mutex
+	fallbacks    map[string]int64
 }
 
 func newProfileMetrics(profile string) *profileMetrics {
 	registerMetrics()
-	return &profileMetrics{profile: profile}
+	return &profileMetrics{profile: profile, fallbacks: map[string]int64{}}
 }
 
 func (m *profileMetrics) attempt(result string) {
@@ -118,14 +129,27 @@ func (m *profileMetrics) call(result string, d time.Duration) {
 
 func (m *profileMetrics) fallback(reason string) {
 	FallbacksTotal.WithLabelValues(m.profile, reason).Inc()
+	m.mu.Lock()
+	m.fallbacks[reason]++
+	m.mu.Unlock()
 }
 
 func (m *profileMetrics) scored() {
 	ScoredCyclesTotal.WithLabelValues(m.profile).Inc()
+	m.scoredCycles.Add(1)
 }
 
 func (m *profileMetrics) breakerState(s breakerState) {
 	BreakerState.WithLabelValues(m.profile).Set(float64(s))
+	m.breakerOpen.Store(s == breakerOpen)
+}
+
+// counts are the instance's scored cycles and fallbacks by reason since it
+// started.
+func (m *profileMetrics) counts() (scored int64, fallbacks map[string]int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.scoredCycles.Load(), maps.Clone(m.fallbacks)
 }
 
 // simulationAge records the age of the newest simulation; a negative age

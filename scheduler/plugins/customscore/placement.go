@@ -9,13 +9,13 @@ import (
 )
 
 // Fallback reasons of a Placement: why a pod was placed without network
-// scores. The first three are also the "reason" label of FallbacksTotal.
+// scores. The first four are also the "reason" label of FallbacksTotal.
 const (
 	FallbackSimulatorFailed = fallbackFailed
 	FallbackBreakerOpen     = fallbackBreakerOpen
 	FallbackStale           = fallbackStale
 	// FallbackNoneScored: the simulation scored none of the feasible nodes.
-	FallbackNoneScored = "none_scored"
+	FallbackNoneScored = fallbackNoneScored
 	// FallbackNodeUnscored: the simulation scored other feasible nodes but
 	// not the one the pod went to.
 	FallbackNodeUnscored = "node_unscored"

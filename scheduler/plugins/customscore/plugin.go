@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"io"
 	"math/bits"
+	"os"
+	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -18,6 +20,7 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 
 	apiconfig "kns3.dev/kns3/scheduler/apis/config"
+	"kns3.dev/kns3/scheduler/apis/status"
 )
 
 // Name is the name of the plugin used in the plugin registry and configurations.
@@ -35,6 +38,8 @@ type CustomScore struct {
 	client   *simulateClient
 	attempts int
 	timeout  time.Duration
+	// latencyBudget: a PerCycle call slower than this counts against the breaker.
+	latencyBudget time.Duration
 	// absolute keeps the simulator's scale in NormalizeScore instead of
 	// stretching the cycle's scores onto 0-100.
 	absolute bool
@@ -42,9 +47,9 @@ type CustomScore struct {
 	// Background mode. Exactly one of the two is set.
 	breaker    *breaker
 	background *backgroundRefresh
-	// stop ends the plugin's goroutine; done is closed when it has returned.
+	// stop ends the plugin's goroutines; wg waits for them.
 	stop context.CancelFunc
-	done chan struct{}
+	wg   sync.WaitGroup
 }
 
 var (
@@ -56,9 +61,10 @@ var (
 )
 
 // New initializes the plugin from its CustomScorePluginArgs. Invalid args
-// fail scheduler start-up with the field named. It starts one goroutine,
+// fail scheduler start-up with the field named. It starts its goroutines,
 // ended by Close or by the end of ctx: the breaker's prober in PerCycle
-// mode, the refresh loop in Background mode.
+// mode, the refresh loop in Background mode, and, in a pod that knows its
+// namespace, the status publisher.
 func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
 	cfg, err := newConfig(obj)
 	if err != nil {
@@ -72,12 +78,12 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 	logger := klog.FromContext(ctx).WithValues("plugin", Name, "profile", profile)
 	client := newSimulateClient(cfg, m)
 	pl := &CustomScore{
-		metrics:  m,
-		client:   client,
-		attempts: cfg.retries + 1,
-		timeout:  cfg.timeout,
-		absolute: cfg.normalization == apiconfig.NormalizationAbsolute,
-		done:     make(chan struct{}),
+		metrics:       m,
+		client:        client,
+		attempts:      cfg.retries + 1,
+		timeout:       cfg.timeout,
+		latencyBudget: cfg.latencyBudget,
+		absolute:      cfg.normalization == apiconfig.NormalizationAbsolute,
 	}
 	ctx, pl.stop = context.WithCancel(klog.NewContext(ctx, logger))
 	m.breakerState(breakerClosed)
@@ -89,25 +95,31 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 			now:     time.Now,
 			metrics: m,
 		}
-		go func() { defer close(pl.done); pl.background.run(ctx) }()
+		pl.wg.Go(func() { pl.background.run(ctx) })
 	default:
 		pl.breaker = newBreaker(cfg.breakerThreshold, func(from, to breakerState, failures int) {
 			m.breakerState(to)
 			switch {
 			case to == breakerOpen && from == breakerClosed:
-				logger.Info("Simulator circuit breaker opened: nodes score 0 without calling the simulator, which is probed in the background",
-					"url", cfg.simulateURL, "failedCycles", failures, "maxProbePause", cfg.breakerCooldown)
+				logger.Info("Simulator circuit breaker opened: scoring is skipped without calling the simulator, which is probed in the background",
+					"url", cfg.shownURL, "failedCycles", failures, "maxProbePause", cfg.breakerCooldown)
 			case to == breakerClosed:
-				logger.Info("Simulator circuit breaker closed: simulator answers again", "url", cfg.simulateURL)
+				logger.Info("Simulator circuit breaker closed: simulator answers again", "url", cfg.shownURL)
 			}
 		})
 		prober := newPoller(client, cfg.timeout, 0, cfg.breakerCooldown)
-		go func() { defer close(pl.done); probeWhileOpen(ctx, pl.breaker, prober) }()
+		pl.wg.Go(func() { probeWhileOpen(ctx, pl.breaker, prober, cfg.latencyBudget) })
 	}
-	logger.V(1).Info("Plugin configured", "url", cfg.simulateURL, "refreshMode", cfg.mode, "timeout", cfg.timeout,
+	logger.V(1).Info("Plugin configured", "url", cfg.shownURL, "refreshMode", cfg.mode, "timeout", cfg.timeout,
 		"retries", cfg.retries, "retryDelay", cfg.retryDelay, "maxBodyBytes", cfg.maxBodyBytes,
 		"breakerFailureThreshold", cfg.breakerThreshold, "breakerCooldown", cfg.breakerCooldown,
-		"refreshInterval", cfg.refreshInterval, "maxSimulationAge", cfg.maxAge)
+		"breakerLatencyBudget", cfg.latencyBudget, "refreshInterval", cfg.refreshInterval, "maxSimulationAge", cfg.maxAge)
+	if pub := newPublisher(h, profile, os.Getenv(status.NamespaceEnv), pl.statusSource(cfg, profile)); pub != nil {
+		pl.wg.Go(func() { pub.run(ctx) })
+	} else {
+		logger.V(1).Info("Not publishing the plugin's status: the scheduler does not know its pod's namespace",
+			"env", status.NamespaceEnv)
+	}
 	return pl, nil
 }
 
@@ -160,7 +172,8 @@ func (pl *CustomScore) PreScore(ctx context.Context, cycleState fwk.CycleState, 
 		}
 		start := time.Now()
 		fetched, made, result, err := pl.client.fetch(ctx, pl.attempts, pl.timeout)
-		pl.metrics.call(result, time.Since(start))
+		took := time.Since(start)
+		pl.metrics.call(result, took)
 		if err != nil {
 			outcome := cycleFailedFast
 			if result == resultTimeout {
@@ -172,10 +185,16 @@ func (pl *CustomScore) PreScore(ctx context.Context, cycleState fwk.CycleState, 
 			logger.Info("Simulator unavailable; scoring skipped for this pod", "pod", klog.KObj(pod), "attempts", made, "err", err)
 			return fwk.NewStatus(fwk.Skip)
 		}
-		pl.breaker.record(cycleSucceeded)
+		if took > pl.latencyBudget {
+			// Used, but counted: every cycle of every profile waits for it.
+			pl.breaker.record(cycleSlow)
+			logger.V(1).Info("Simulator answered slower than breakerLatencyBudget; counted against the breaker",
+				"pod", klog.KObj(pod), "took", took, "budget", pl.latencyBudget)
+		} else {
+			pl.breaker.record(cycleSucceeded)
+		}
 		sim = fetched
 	}
-	pl.metrics.scored()
 	state.scores = sim.scores
 	if len(sim.invalid) > 0 {
 		logger.V(1).Info("Simulator sent nodes without a finite score; they score 0",
@@ -184,9 +203,11 @@ func (pl *CustomScore) PreScore(ctx context.Context, cycleState fwk.CycleState, 
 	if !scoresAny(sim.scores, nodes) {
 		logger.V(1).Info("Simulator had a score for none of the candidate nodes; scoring skipped",
 			"pod", klog.KObj(pod), "candidates", len(nodes), "results", len(sim.scores))
+		pl.metrics.fallback(fallbackNoneScored)
 		state.fallback = FallbackNoneScored
 		return fwk.NewStatus(fwk.Skip)
 	}
+	pl.metrics.scored()
 	return nil
 }
 
@@ -210,7 +231,7 @@ func (pl *CustomScore) Score(_ context.Context, cycleState fwk.CycleState, _ *v1
 func (pl *CustomScore) Close() error {
 	if pl.stop != nil {
 		pl.stop()
-		<-pl.done
+		pl.wg.Wait()
 	}
 	pl.client.close()
 	return nil

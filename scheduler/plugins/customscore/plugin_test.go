@@ -341,10 +341,30 @@ func TestPreScoreSkipsWhenNoCandidateIsScored(t *testing.T) {
 	t.Cleanup(func() { _ = pl.Close() })
 	_, ctx := ktesting.NewTestContext(t)
 	pod := st.MakePod().Name("p").Obj()
+	scored0, noneScored0 := scoredCycles(t), fallbacks(t, fallbackNoneScored)
 	if s := pl.PreScore(ctx, framework.NewCycleState(), pod, nodeInfos("n1", "n2")); !s.IsSkip() {
 		t.Errorf("PreScore = %v, want Skip: the simulation scores no candidate", s)
+	}
+	// Such a cycle ranked nothing: it is a fallback, not a scored cycle.
+	if got := scoredCycles(t) - scored0; got != 0 {
+		t.Errorf("scored_cycles_total grew by %v for a cycle that scored no candidate, want 0", got)
+	}
+	if got := fallbacks(t, fallbackNoneScored) - noneScored0; got != 1 {
+		t.Errorf("fallbacks_total{reason=none_scored} grew by %v, want 1", got)
 	}
 	if s := pl.PreScore(ctx, framework.NewCycleState(), pod, nodeInfos("n1", "elsewhere")); !s.IsSuccess() {
 		t.Errorf("PreScore = %v, want Success: one candidate is scored", s)
 	}
+	if got := scoredCycles(t) - scored0; got != 1 {
+		t.Errorf("scored_cycles_total grew by %v after a scored cycle, want 1", got)
+	}
+}
+
+func scoredCycles(t *testing.T) float64 {
+	t.Helper()
+	v, err := testutil.GetCounterMetricValue(ScoredCyclesTotal.WithLabelValues(testProfile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }

@@ -30,7 +30,9 @@ const (
 type poller struct {
 	client  *simulateClient
 	timeout time.Duration
-	// okPause is the pause after a good answer (background mode's refresh interval).
+	// okPause is the pause after a good answer (background mode's refresh
+	// interval); 0, for the prober, which stops at the first answer it
+	// takes, means maxPause after one it does not take (too slow).
 	okPause time.Duration
 	// maxPause caps the pauses after failures.
 	maxPause    time.Duration
@@ -48,11 +50,13 @@ func newPoller(client *simulateClient, timeout, okPause, maxPause time.Duration)
 	return &poller{client: client, timeout: timeout, okPause: okPause, maxPause: maxPause, maxInFlight: min(n, 16)}
 }
 
-// pollResult is one request's outcome; seq orders requests by their start.
+// pollResult is one request's outcome; seq orders requests by their start,
+// took is how long it waited for the answer.
 type pollResult struct {
-	seq uint64
-	sim *simulation
-	err error
+	seq  uint64
+	sim  *simulation
+	err  error
+	took time.Duration
 }
 
 // run polls until ctx ends or handle returns true. handle sees every
@@ -94,16 +98,17 @@ func (p *poller) run(ctx context.Context, handle func(pollResult) (stop bool), i
 			go func(seq uint64) {
 				defer wg.Done()
 				defer cancelReq()
+				start := time.Now()
 				sim, _, _, err := p.client.fetch(reqCtx, 1, p.timeout)
 				select {
-				case results <- pollResult{seq: seq, sim: sim, err: err}:
+				case results <- pollResult{seq: seq, sim: sim, err: err, took: time.Since(start)}:
 				case <-ctx.Done(): // run has returned: nobody reads results
 				}
 			}(seq)
 			// Until an answer comes, the next request starts after this
 			// pause: the one just started may never answer.
 			if lastOK {
-				timer.Reset(p.okPause)
+				timer.Reset(p.pauseAfterOK())
 			} else {
 				timer.Reset(backoff.Step())
 			}
@@ -122,7 +127,7 @@ func (p *poller) run(ctx context.Context, handle func(pollResult) (stop bool), i
 			if r.err == nil {
 				lastOK = true
 				backoff = p.newBackoff()
-				timer.Reset(p.okPause)
+				timer.Reset(p.pauseAfterOK())
 			} else {
 				lastOK = false
 			}
@@ -133,6 +138,13 @@ func (p *poller) run(ctx context.Context, handle func(pollResult) (stop bool), i
 type request struct {
 	seq    uint64
 	cancel context.CancelFunc
+}
+
+func (p *poller) pauseAfterOK() time.Duration {
+	if p.okPause > 0 {
+		return p.okPause
+	}
+	return p.maxPause
 }
 
 func (p *poller) newBackoff() wait.Backoff {

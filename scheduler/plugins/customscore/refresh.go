@@ -9,9 +9,9 @@ import (
 )
 
 // probeWhileOpen is PerCycle mode's prober: each time the breaker opens it
-// polls the simulator, off the scheduling cycle, until one answer is good,
-// and closes the breaker. Cycles never wait for a probe.
-func probeWhileOpen(ctx context.Context, b *breaker, p *poller) {
+// polls the simulator, off the scheduling cycle, until one answer is good
+// and within budget, and closes the breaker. Cycles never wait for a probe.
+func probeWhileOpen(ctx context.Context, b *breaker, p *poller, budget time.Duration) {
 	logger := klog.FromContext(ctx)
 	for {
 		select {
@@ -24,6 +24,11 @@ func probeWhileOpen(ctx context.Context, b *breaker, p *poller) {
 			probes++
 			if r.err != nil {
 				logger.V(3).Info("Simulator probe failed", "err", r.err)
+				return false
+			}
+			if r.took > budget {
+				logger.V(3).Info("Simulator probe answered slower than breakerLatencyBudget; the breaker stays open",
+					"took", r.took, "budget", budget)
 				return false
 			}
 			b.probeSucceeded()

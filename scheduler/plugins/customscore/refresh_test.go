@@ -104,11 +104,13 @@ func TestHangingSimulatorCostsOneCycle(t *testing.T) {
 	}
 }
 
-// Fast failures open the breaker only after the threshold.
+// Fast failures open the breaker only after the threshold. The prober asks
+// as soon as the breaker opens, but the simulator keeps failing, so the
+// breaker stays open.
 func TestFastFailuresOpenAtThreshold(t *testing.T) {
 	s := &switchableServer{}
 	s.mode.Store(serveError)
-	pl := newTestPlugin(t, s.start(t), "retries: 0\nbreakerFailureThreshold: 2\nbreakerCooldown: 1h")
+	pl := newTestPlugin(t, s.start(t), "retries: 0\nbreakerFailureThreshold: 2")
 	t.Cleanup(func() { _ = pl.Close() })
 	nodes := nodeInfos("n1", "n2")
 	scoreCycle(t, pl, nodes)
@@ -119,39 +121,125 @@ func TestFastFailuresOpenAtThreshold(t *testing.T) {
 	if g := gauge(t); g == float64(breakerClosed) {
 		t.Fatal("breaker still closed after 2 fast failures")
 	}
+	eventually(t, "the prober asks", func() bool { return s.calls.Load() > 2 })
+	if g := gauge(t); g == float64(breakerClosed) {
+		t.Fatal("a failed probe closed the breaker")
+	}
 }
 
-func TestBackgroundModeNeverWaits(t *testing.T) {
-	s := &switchableServer{}
-	pl := newTestPlugin(t, s.start(t), "timeout: 10s\nrefreshMode: Background\nrefreshInterval: 10ms\nmaxSimulationAge: 300ms")
-	t.Cleanup(func() { _ = pl.Close() })
-	nodes := nodeInfos("n1", "n2")
-	eventually(t, "the first simulation", func() bool {
-		raw, _ := scoreCycle(t, pl, nodes)
-		return raw["n1"] == 900
+// Answers slower than breakerLatencyBudget are used, but count against the
+// breaker: in one process every cycle of every profile waits for them. The
+// breaker opens at the threshold, no slow probe closes it, and the first
+// probe within budget does.
+func TestSlowAnswersOpenTheBreaker(t *testing.T) {
+	var delay atomic.Int64
+	delay.Store(int64(60 * time.Millisecond))
+	srv, calls := countingServer(t, func(_ int32, w http.ResponseWriter, _ *http.Request) {
+		time.Sleep(time.Duration(delay.Load()))
+		_, _ = w.Write([]byte(goodBody))
 	})
-	calls := s.calls.Load()
+	pl := newTestPlugin(t, srv.URL, "retries: 0\nbreakerFailureThreshold: 3\nbreakerLatencyBudget: 20ms")
+	nodes := nodeInfos("n1", "n2")
+	for i := range 3 {
+		if g := gauge(t); g != float64(breakerClosed) {
+			t.Fatalf("breaker open after %d slow cycles, want it closed until 3", i)
+		}
+		if raw, _ := scoreCycle(t, pl, nodes); raw["n1"] != 900 {
+			t.Fatalf("slow cycle %d scored n1 %d, want 900: a slow answer is still used", i+1, raw["n1"])
+		}
+	}
+	if g := gauge(t); g != float64(breakerOpen) {
+		t.Fatalf("breaker state %v after 3 slow cycles, want open", g)
+	}
+	open := fallbacks(t, fallbackBreakerOpen)
+	if raw, _ := scoreCycle(t, pl, nodes); raw["n1"] != 0 {
+		t.Error("with the breaker open the cycle still scored")
+	}
+	if fallbacks(t, fallbackBreakerOpen) <= open {
+		t.Error("breaker_open fallbacks did not grow")
+	}
+	// Slow probes answer but leave it open.
+	asked := calls.Load()
+	eventually(t, "the prober asks twice", func() bool { return calls.Load() >= asked+2 })
+	if g := gauge(t); g != float64(breakerOpen) {
+		t.Fatal("a probe slower than the budget closed the breaker")
+	}
+	delay.Store(0)
+	eventually(t, "a probe within budget closes the breaker", func() bool { return gauge(t) == float64(breakerClosed) })
+}
+
+// Background mode's cycles never wait for the simulator: they rank with the
+// newest simulation, skip scoring once it is older than maxSimulationAge,
+// and rank again as soon as the simulator answers, however long the
+// requests stuck on its hang may still wait.
+func TestBackgroundModeNeverWaits(t *testing.T) {
+	// The simulator answers body, or holds every request while hang is set.
+	var body atomic.Value
+	var hang atomic.Bool
+	var held atomic.Int32
+	body.Store(goodBody)
+	srv, calls := countingServer(t, func(_ int32, w http.ResponseWriter, r *http.Request) {
+		if hang.Load() {
+			held.Add(1)
+			defer held.Add(-1)
+			<-r.Context().Done()
+			return
+		}
+		_, _ = w.Write([]byte(body.Load().(string)))
+	})
+	nodes := nodeInfos("n1", "n2")
+	ranksN1 := func(pl *CustomScore, want int64) func() bool {
+		return func() bool {
+			raw, _ := scoreCycle(t, pl, nodes)
+			return raw["n1"] == want
+		}
+	}
+
+	pl := newTestPlugin(t, srv.URL, "timeout: 100ms\nrefreshMode: Background\nrefreshInterval: 10ms\nmaxSimulationAge: 300ms")
+	eventually(t, "the first simulation", ranksN1(pl, 900))
+	before := calls.Load()
 	scoreCycle(t, pl, nodes)
 	scoreCycle(t, pl, nodes)
-	eventually(t, "the loop refreshes on its own", func() bool { return s.calls.Load() > calls+2 })
+	eventually(t, "the loop refreshes on its own", func() bool { return calls.Load() > before+2 })
 
 	// The simulator hangs: cycles go on with the last simulation, never
-	// asking; once it is older than maxSimulationAge nodes score 0.
-	s.mode.Store(serveHang)
+	// asking; once it is older than maxSimulationAge scoring is skipped.
+	hang.Store(true)
 	stale := fallbacks(t, fallbackStale)
-	eventually(t, "the simulation goes stale", func() bool {
-		raw, _ := scoreCycle(t, pl, nodes)
-		return raw["n1"] == 0
-	})
+	eventually(t, "the simulation goes stale", ranksN1(pl, 0))
 	if fallbacks(t, fallbackStale) <= stale {
 		t.Error("stale fallbacks did not grow")
 	}
-	// Back: a request stuck on the hang (timeout 10s) does not delay it.
-	s.mode.Store(serveGood)
-	eventually(t, "ranking resumes", func() bool {
-		raw, _ := scoreCycle(t, pl, nodes)
-		return raw["n1"] == 900
-	})
+	hang.Store(false)
+	eventually(t, "ranking resumes", ranksN1(pl, 900))
+	_ = pl.Close()
+
+	// Requests that wait up to 10s are stuck on the hang when the simulator
+	// comes back with a new answer: cycles rank with it at once, well
+	// within that timeout. maxSimulationAge is long enough for the hang.
+	pl = newTestPlugin(t, srv.URL, "timeout: 10s\nrefreshMode: Background\nrefreshInterval: 10ms\nmaxSimulationAge: 30s")
+	eventually(t, "the first simulation", ranksN1(pl, 900))
+	hang.Store(true)
+	eventually(t, "a request stuck on the hang", func() bool { return held.Load() > 0 })
+	for range 3 {
+		start := time.Now()
+		if !ranksN1(pl, 900)() {
+			t.Fatal("during the hang, cycles do not rank with the last simulation")
+		}
+		if d := time.Since(start); d > time.Second {
+			t.Errorf("a cycle during the hang took %s", d)
+		}
+	}
+	body.Store(`{"results":{"n1":{"score":0.5},"n2":{"score":0.1}}}`)
+	hang.Store(false)
+	back := time.Now()
+	const recovery = 2 * time.Second
+	err := wait.PollUntilContextTimeout(context.Background(), 5*time.Millisecond, recovery, true,
+		func(context.Context) (bool, error) { return ranksN1(pl, 500)(), nil })
+	if err != nil {
+		t.Fatalf("cycles did not rank with the new answer within %s of the simulator's return, with requests stuck for up to 10s: %v", recovery, err)
+	}
+	t.Logf("ranking resumed %s after the simulator answered again", time.Since(back).Round(time.Millisecond))
 }
 
 func TestBackgroundKeepsTheNewestAnswer(t *testing.T) {
@@ -179,7 +267,7 @@ func TestCloseStopsThePluginGoroutine(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			s := &switchableServer{}
 			s.mode.Store(serveHang)
-			pl := newTestPlugin(t, s.start(t), "timeout: 10s\nrefreshMode: "+mode)
+			pl := newTestPlugin(t, s.start(t), "timeout: 9s\nmaxSimulationAge: 20s\nrefreshMode: "+mode)
 			done := make(chan struct{})
 			go func() { _ = pl.Close(); close(done) }()
 			select {

@@ -18,6 +18,9 @@ type simulation struct {
 	// invalid lists nodes whose score was missing, NaN or infinite; they
 	// count as absent.
 	invalid []string
+	// body is the answer's body, read again off the cycle for what scoring
+	// does not need (the published status's source and timestamp).
+	body []byte
 }
 
 // wireResponse is the consumer's view of a SimulationResponse. encoding/json

@@ -120,6 +120,7 @@ func defaults() *config.CustomScorePluginArgs {
 		MaxBodyBytes:            8 << 20,
 		BreakerFailureThreshold: 5,
 		BreakerCooldown:         d("1s"),
+		BreakerLatencyBudget:    d("1s"),
 		RefreshMode:             config.RefreshPerCycle,
 		RefreshInterval:         d("1s"),
 		MaxSimulationAge:        d("10s"),
@@ -176,6 +177,7 @@ retryDelay: 0s
 maxBodyBytes: 2048
 breakerFailureThreshold: 1
 breakerCooldown: 1m
+breakerLatencyBudget: 200ms
 refreshMode: Background
 refreshInterval: 2s
 maxSimulationAge: 30s
@@ -189,6 +191,7 @@ normalization: Absolute
 				MaxBodyBytes:            2048,
 				BreakerFailureThreshold: 1,
 				BreakerCooldown:         d("1m"),
+				BreakerLatencyBudget:    d("200ms"),
 				RefreshMode:             config.RefreshBackground,
 				RefreshInterval:         d("2s"),
 				MaxSimulationAge:        d("30s"),
@@ -202,8 +205,8 @@ normalization: Absolute
 		"JSON configuration": {
 			config: `{"apiVersion":"kubescheduler.config.k8s.io/v1","kind":"KubeSchedulerConfiguration",
 "profiles":[{"schedulerName":"kns-3-scheduler","plugins":{"score":{"enabled":[{"name":"CustomScorePlugin"}]}},
-"pluginConfig":[{"name":"CustomScorePlugin","args":{"simulatorURL":"https://10.0.0.1","retries":5}}]}]}`,
-			want: withDefaults(func(a *config.CustomScorePluginArgs) { a.SimulatorURL, a.Retries = "https://10.0.0.1", 5 }),
+"pluginConfig":[{"name":"CustomScorePlugin","args":{"simulatorURL":"https://10.0.0.1","retries":4}}]}]}`,
+			want: withDefaults(func(a *config.CustomScorePluginArgs) { a.SimulatorURL, a.Retries = "https://10.0.0.1", 4 }),
 		},
 		"second profile": {
 			config: profile("args:\n  retries: 3") + `  - schedulerName: other
@@ -263,6 +266,7 @@ func TestEncodeShowsDefaultedArgs(t *testing.T) {
 		"maxBodyBytes":            float64(8 << 20),
 		"breakerFailureThreshold": float64(5),
 		"breakerCooldown":         "1s",
+		"breakerLatencyBudget":    "1s",
 		"refreshMode":             "Background",
 		"refreshInterval":         "1s",
 		"maxSimulationAge":        "10s",
@@ -374,8 +378,8 @@ func TestBadArgsNameTheField(t *testing.T) {
 		"unknown mode":               {config: withArgs(`refreshMode: Sometimes`), want: []string{"args.refreshMode", `"PerCycle"`, `"Background"`}},
 		"mode case":                  {config: withArgs(`refreshMode: background`), want: []string{"args.refreshMode"}},
 		"zero interval":              {config: withArgs(`refreshInterval: 0s`), want: []string{"args.refreshInterval"}},
-		"age under interval":         {config: withArgs("refreshInterval: 5s\nmaxSimulationAge: 2s"), want: []string{"args.maxSimulationAge", "at least refreshInterval"}},
-		"default age under interval": {config: withArgs("refreshInterval: 11s"), want: []string{"args.maxSimulationAge", "at least refreshInterval (11s)"}},
+		"age under interval":         {config: withArgs("refreshMode: Background\nrefreshInterval: 5s\nmaxSimulationAge: 2s"), want: []string{"args.maxSimulationAge", "at least refreshInterval + timeout (10s)"}},
+		"default age under interval": {config: withArgs("refreshMode: Background\nrefreshInterval: 6s"), want: []string{"args.maxSimulationAge", "at least refreshInterval + timeout (11s)"}},
 		"two errors at once":         {config: withArgs("timeout: -1s\nretries: -1"), want: []string{"args.timeout", "args.retries"}},
 		"misspelt field":             {config: withArgs(`simulatorAddress: http://x`), want: []string{`unknown field "simulatorAddress"`, pluginName}, decodeErr: true},
 		"field name case":            {config: withArgs(`simulatorUrl: http://x`), want: []string{`unknown field "simulatorUrl"`, pluginName}, decodeErr: true},

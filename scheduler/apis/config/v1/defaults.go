@@ -9,17 +9,18 @@ import (
 
 // Defaults follow the KNS-3 specification; the breaker defaults are ours.
 const (
-	DefaultSimulatorURL           = "http://127.0.0.1:80"
-	DefaultTimeout                = 5 * time.Second
-	DefaultRetries          int32 = 2
-	DefaultRetryDelay             = 100 * time.Millisecond
-	DefaultMaxBodyBytes     int64 = 8 << 20
-	DefaultBreakerThreshold int32 = 5
-	DefaultBreakerCooldown        = time.Second
-	DefaultRefreshMode            = RefreshPerCycle
-	DefaultRefreshInterval        = time.Second
-	DefaultMaxSimulationAge       = 10 * time.Second
-	DefaultNormalization          = NormalizationMinMax
+	DefaultSimulatorURL               = "http://127.0.0.1:80"
+	DefaultTimeout                    = 5 * time.Second
+	DefaultRetries              int32 = 2
+	DefaultRetryDelay                 = 100 * time.Millisecond
+	DefaultMaxBodyBytes         int64 = 8 << 20
+	DefaultBreakerThreshold     int32 = 5
+	DefaultBreakerCooldown            = time.Second
+	DefaultBreakerLatencyBudget       = time.Second
+	DefaultRefreshMode                = RefreshPerCycle
+	DefaultRefreshInterval            = time.Second
+	DefaultMaxSimulationAge           = 10 * time.Second
+	DefaultNormalization              = NormalizationMinMax
 )
 
 func addDefaultingFuncs(scheme *runtime.Scheme) error {
@@ -51,6 +52,9 @@ func SetDefaults_CustomScorePluginArgs(obj *CustomScorePluginArgs) {
 	}
 	if obj.BreakerCooldown == nil {
 		obj.BreakerCooldown = &metav1.Duration{Duration: DefaultBreakerCooldown}
+	}
+	if obj.BreakerLatencyBudget == nil {
+		obj.BreakerLatencyBudget = &metav1.Duration{Duration: DefaultBreakerLatencyBudget}
 	}
 	if obj.RefreshMode == "" {
 		obj.RefreshMode = DefaultRefreshMode

@@ -55,13 +55,18 @@ type CustomScorePluginArgs struct {
 	// BreakerCooldown is the longest pause between two background probes
 	// of an open breaker; the first probes come sooner (50ms, then doubling).
 	BreakerCooldown *metav1.Duration `json:"breakerCooldown,omitempty"`
+	// BreakerLatencyBudget is, in PerCycle mode, the longest a cycle's call
+	// to the simulator may take and still count as a success for the
+	// breaker; a slower answer is used but counts as a failure, and an
+	// open breaker closes only on a probe answered within it.
+	BreakerLatencyBudget *metav1.Duration `json:"breakerLatencyBudget,omitempty"`
 	// RefreshMode is PerCycle (the default) or Background.
 	RefreshMode RefreshMode `json:"refreshMode,omitempty"`
 	// RefreshInterval is, in Background mode, the pause between two requests
 	// while the simulator answers.
 	RefreshInterval *metav1.Duration `json:"refreshInterval,omitempty"`
 	// MaxSimulationAge is, in Background mode, the age past which the newest
-	// simulation is no longer used: nodes then score 0.
+	// simulation is no longer used: scoring is then skipped.
 	MaxSimulationAge *metav1.Duration `json:"maxSimulationAge,omitempty"`
 	// Normalization is MinMax (the default, the KNS-3 specification's:
 	// the cycle's best node 100, its worst 0) or Absolute (the simulator

@@ -52,6 +52,9 @@ func autoConvert_v1_CustomScorePluginArgs_To_config_CustomScorePluginArgs(in *Cu
 	if err := metav1.Convert_Pointer_v1_Duration_To_v1_Duration(&in.BreakerCooldown, &out.BreakerCooldown, s); err != nil {
 		return err
 	}
+	if err := metav1.Convert_Pointer_v1_Duration_To_v1_Duration(&in.BreakerLatencyBudget, &out.BreakerLatencyBudget, s); err != nil {
+		return err
+	}
 	out.RefreshMode = config.RefreshMode(in.RefreshMode)
 	if err := metav1.Convert_Pointer_v1_Duration_To_v1_Duration(&in.RefreshInterval, &out.RefreshInterval, s); err != nil {
 		return err
@@ -86,6 +89,9 @@ func autoConvert_config_CustomScorePluginArgs_To_v1_CustomScorePluginArgs(in *co
 		return err
 	}
 	if err := metav1.Convert_v1_Duration_To_Pointer_v1_Duration(&in.BreakerCooldown, &out.BreakerCooldown, s); err != nil {
+		return err
+	}
+	if err := metav1.Convert_v1_Duration_To_Pointer_v1_Duration(&in.BreakerLatencyBudget, &out.BreakerLatencyBudget, s); err != nil {
 		return err
 	}
 	out.RefreshMode = RefreshMode(in.RefreshMode)

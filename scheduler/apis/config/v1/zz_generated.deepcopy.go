@@ -44,6 +44,11 @@ func (in *CustomScorePluginArgs) DeepCopyInto(out *CustomScorePluginArgs) {
 		*out = new(metav1.Duration)
 		**out = **in
 	}
+	if in.BreakerLatencyBudget != nil {
+		in, out := &in.BreakerLatencyBudget, &out.BreakerLatencyBudget
+		*out = new(metav1.Duration)
+		**out = **in
+	}
 	if in.RefreshInterval != nil {
 		in, out := &in.RefreshInterval, &out.RefreshInterval
 		*out = new(metav1.Duration)

@@ -21,6 +21,7 @@ func valid(change func(*config.CustomScorePluginArgs)) *config.CustomScorePlugin
 		MaxBodyBytes:            8 << 20,
 		BreakerFailureThreshold: 5,
 		BreakerCooldown:         metav1.Duration{Duration: time.Second},
+		BreakerLatencyBudget:    metav1.Duration{Duration: time.Second},
 		RefreshMode:             config.RefreshPerCycle,
 		RefreshInterval:         metav1.Duration{Duration: time.Second},
 		MaxSimulationAge:        metav1.Duration{Duration: 10 * time.Second},
@@ -45,8 +46,52 @@ func TestValidateCustomScorePluginArgs(t *testing.T) {
 		"limits": {args: valid(func(a *config.CustomScorePluginArgs) {
 			a.Timeout.Duration, a.Retries, a.RetryDelay.Duration, a.MaxBodyBytes = time.Minute, 10, 0, 1024
 			a.BreakerFailureThreshold, a.RefreshMode = 1, config.RefreshBackground
-			a.RefreshInterval.Duration, a.MaxSimulationAge.Duration = 2*time.Second, 2*time.Second
+			a.RefreshInterval.Duration, a.MaxSimulationAge.Duration = 2*time.Second, 62*time.Second
 		})},
+		"upper limits": {args: valid(func(a *config.CustomScorePluginArgs) {
+			a.MaxBodyBytes, a.BreakerCooldown.Duration, a.BreakerLatencyBudget.Duration = 1<<30, 5*time.Minute, 30*time.Second
+			a.RefreshInterval.Duration, a.MaxSimulationAge.Duration = 10*time.Minute, 11*time.Minute
+		})},
+		// (2+1)×9.9s + 2×100ms = 29.9s
+		"cycle budget at the limit": {args: valid(func(a *config.CustomScorePluginArgs) { a.Timeout.Duration = 9900 * time.Millisecond })},
+		"cycle budget over the limit": {
+			args: valid(func(a *config.CustomScorePluginArgs) {
+				a.Retries, a.Timeout.Duration, a.RetryDelay.Duration = 10, 5*time.Second, 5*time.Second
+			}),
+			want: []string{"args.retries", "= 1m45s for the simulator, over the 30s"},
+		},
+		"long retry delay": {
+			args: valid(func(a *config.CustomScorePluginArgs) { a.Retries, a.RetryDelay.Duration = 1, 10*time.Minute }),
+			want: []string{"args.retryDelay", "must be between 0 and timeout (5s)"},
+		},
+		"Background mode waits for no cycle budget": {args: valid(func(a *config.CustomScorePluginArgs) {
+			a.RefreshMode, a.Retries, a.Timeout.Duration, a.MaxSimulationAge.Duration = config.RefreshBackground, 10, time.Minute, 2*time.Minute
+		})},
+		"huge body limit": {
+			args: valid(func(a *config.CustomScorePluginArgs) { a.MaxBodyBytes = 9223372036854775807 }),
+			want: []string{"args.maxBodyBytes", "must be between 1024 and 1073741824"},
+		},
+		"long cooldown": {
+			args: valid(func(a *config.CustomScorePluginArgs) { a.BreakerCooldown.Duration = time.Hour }),
+			want: []string{"args.breakerCooldown", "at most 5m0s"},
+		},
+		"zero latency budget": {
+			args: valid(func(a *config.CustomScorePluginArgs) { a.BreakerLatencyBudget.Duration = 0 }),
+			want: []string{"args.breakerLatencyBudget", "must be greater than 0"},
+		},
+		"long refresh interval": {
+			args: valid(func(a *config.CustomScorePluginArgs) {
+				a.RefreshInterval.Duration, a.MaxSimulationAge.Duration = time.Hour, 2*time.Hour
+			}),
+			want: []string{"args.refreshInterval", "at most 10m0s"},
+		},
+		"age leaves no room for a refresh": {
+			args: valid(func(a *config.CustomScorePluginArgs) {
+				a.RefreshMode = config.RefreshBackground
+				a.RefreshInterval.Duration, a.Timeout.Duration, a.MaxSimulationAge.Duration = 300*time.Millisecond, 150*time.Millisecond, 300*time.Millisecond
+			}),
+			want: []string{"args.maxSimulationAge", "must be at least refreshInterval + timeout (450ms)"},
+		},
 		"bad URL": {
 			args: valid(func(a *config.CustomScorePluginArgs) { a.SimulatorURL = "http://[::1" }),
 			want: []string{"args.simulatorURL"},
@@ -93,11 +138,11 @@ func TestValidateCustomScorePluginArgs(t *testing.T) {
 		},
 		"negative delay": {
 			args: valid(func(a *config.CustomScorePluginArgs) { a.RetryDelay.Duration = -5 * time.Millisecond }),
-			want: []string{"args.retryDelay", "must not be negative"},
+			want: []string{"args.retryDelay", "must be between 0 and timeout"},
 		},
 		"tiny body limit": {
 			args: valid(func(a *config.CustomScorePluginArgs) { a.MaxBodyBytes = 10 }),
-			want: []string{"args.maxBodyBytes", "must be at least 1024"},
+			want: []string{"args.maxBodyBytes", "must be between 1024 and"},
 		},
 		"zero threshold": {
 			args: valid(func(a *config.CustomScorePluginArgs) { a.BreakerFailureThreshold = 0 }),
@@ -125,9 +170,10 @@ func TestValidateCustomScorePluginArgs(t *testing.T) {
 		},
 		"age under interval": {
 			args: valid(func(a *config.CustomScorePluginArgs) {
+				a.RefreshMode = config.RefreshBackground
 				a.RefreshInterval.Duration, a.MaxSimulationAge.Duration = 5*time.Second, 2*time.Second
 			}),
-			want: []string{"args.maxSimulationAge", "must be at least refreshInterval (5s)"},
+			want: []string{"args.maxSimulationAge", "must be at least refreshInterval + timeout (10s)"},
 		},
 		"two errors at once": {
 			args: valid(func(a *config.CustomScorePluginArgs) { a.Timeout.Duration, a.Retries = -time.Second, -1 }),

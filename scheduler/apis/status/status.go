@@ -1,0 +1,120 @@
+// Package status is the state a running KNS-3 scheduler publishes for the
+// people and tools that operate it (kubectl kns3): one JSON document per
+// profile that runs CustomScorePlugin, in the ConfigMap kns-3-status of the
+// scheduler pod's namespace. Readers get it through the API server with
+// ordinary RBAC (get on that one ConfigMap), so they need no access to the
+// pod: no port-forward, no credentials sent to it.
+//
+// The package holds only types and names, so that readers do not link the
+// scheduler.
+package status
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"regexp"
+	"time"
+)
+
+const (
+	// ConfigMapName is the ConfigMap the scheduler publishes to, in its
+	// pod's namespace. The install ships it empty; the scheduler may only
+	// patch it (RBAC resourceNames).
+	ConfigMapName = "kns-3-status"
+	// APIVersion and Kind identify a ProfileStatus document.
+	APIVersion = "kns3.dev/v1alpha1"
+	Kind       = "ProfileStatus"
+	// NamespaceEnv names the environment variable that tells the scheduler
+	// its pod's namespace (the downward API's metadata.namespace). Without
+	// it, nothing is published.
+	NamespaceEnv = "POD_NAMESPACE"
+)
+
+// Breaker states of ProfileStatus.Breaker.
+const (
+	BreakerClosed = "closed"
+	BreakerOpen   = "open"
+)
+
+// ProfileStatus is one profile's CustomScorePlugin as its scheduler last
+// published it.
+type ProfileStatus struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	// Profile is the scheduling profile's name (its schedulerName).
+	Profile string `json:"profile"`
+	// Instance is the publishing scheduler's host name: the pod's name in a
+	// Deployment, the node's for a static pod. With leader election on,
+	// only the leader publishes.
+	Instance string `json:"instance"`
+	// Started is when the plugin instance started; Published when this
+	// document was written. A scheduler publishes at most every
+	// IntervalSeconds while its state changes, and at least every
+	// HeartbeatSeconds, so a much older document comes from a scheduler
+	// that has stopped or lost its lease.
+	Started          time.Time `json:"started"`
+	Published        time.Time `json:"published"`
+	IntervalSeconds  int       `json:"intervalSeconds"`
+	HeartbeatSeconds int       `json:"heartbeatSeconds"`
+	// RefreshMode and Normalization are the plugin's args.
+	RefreshMode   string `json:"refreshMode"`
+	Normalization string `json:"normalization"`
+	// Breaker is the circuit breaker's state (BreakerClosed, BreakerOpen);
+	// empty in Background mode, which has none.
+	Breaker string `json:"breaker,omitempty"`
+	// ScoredCycles counts the cycles ranked from a simulation since
+	// Started; Fallbacks the cycles scored without one, by reason (the
+	// reasons of the kns3_simulator_fallbacks_total metric).
+	ScoredCycles int64            `json:"scoredCycles"`
+	Fallbacks    map[string]int64 `json:"fallbacks"`
+	Simulator    Simulator        `json:"simulator"`
+}
+
+// Simulator is what the plugin knows of its simulator.
+type Simulator struct {
+	// URL is the /simulate URL, without credentials.
+	URL string `json:"url"`
+	// LastSuccess and LastFailure are the plugin's last good and last
+	// failed requests; LastError is the failure's error.
+	LastSuccess time.Time `json:"lastSuccess,omitzero"`
+	LastFailure time.Time `json:"lastFailure,omitzero"`
+	LastError   string    `json:"lastError,omitempty"`
+	// Simulation is the newest simulation the plugin holds; nil before
+	// the first good answer.
+	Simulation *Simulation `json:"simulation,omitempty"`
+}
+
+// Down reports whether the simulator's last request failed.
+func (s Simulator) Down() bool { return s.LastFailure.After(s.LastSuccess) }
+
+// Simulation is one answer of the simulator, as the plugin scores it.
+type Simulation struct {
+	// Received is when the plugin got the answer.
+	Received time.Time `json:"received"`
+	// Source, Timestamp and WindowSeconds are the answer's own: where its
+	// numbers come from, when they were sampled, over how long a window.
+	// The simulator wrote them: readers must escape them before printing.
+	Source        string    `json:"source,omitempty"`
+	Timestamp     time.Time `json:"timestamp,omitzero"`
+	WindowSeconds int       `json:"windowSeconds,omitempty"`
+	// MilliScores are the plugin's raw scores, int64(score × 1000), by node.
+	MilliScores map[string]int64 `json:"milliScores"`
+	// Unscored counts the nodes sent without a finite score; Omitted the
+	// scored nodes left out of MilliScores to keep the document bounded.
+	Unscored int `json:"unscored,omitempty"`
+	Omitted  int `json:"omitted,omitempty"`
+}
+
+// keyName is what a ConfigMap data key may hold.
+var keyName = regexp.MustCompile(`^[-._a-zA-Z0-9]+$`)
+
+// Key is the ConfigMap data key of profile's document: the name itself
+// when a key may hold it, else a hash of it (the document names the
+// profile either way).
+func Key(profile string) string {
+	if keyName.MatchString(profile) && len(profile) <= 240 {
+		return profile + ".json"
+	}
+	sum := sha256.Sum256([]byte(profile))
+	return "profile-" + hex.EncodeToString(sum[:8]) + ".json"
+}

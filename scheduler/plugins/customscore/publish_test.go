@@ -1,0 +1,327 @@
+package customscore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/utils/ptr"
+
+	"kns3.dev/kns3/scheduler/apis/status"
+)
+
+const testNamespace = "kns-3-system"
+
+// testPublisher publishes doc (a copy each time) into a fake cluster
+// holding the empty status ConfigMap, on a clock the test moves.
+func testPublisher(doc *status.ProfileStatus, leading *bool) (*publisher, *fake.Clientset, *time.Time) {
+	client := fake.NewClientset(&v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: status.ConfigMapName, Namespace: testNamespace}})
+	now := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	return &publisher{
+		client:       client,
+		namespace:    testNamespace,
+		key:          status.Key(doc.Profile),
+		fieldManager: "test",
+		interval:     time.Second,
+		heartbeat:    time.Minute,
+		maxBytes:     maxStatusBytes,
+		now:          func() time.Time { return now },
+		snapshot:     func() status.ProfileStatus { return *doc },
+		leading:      func(context.Context) (bool, error) { return *leading, nil },
+	}, client, &now
+}
+
+func published(t *testing.T, client *fake.Clientset, profile string) (status.ProfileStatus, bool) {
+	t.Helper()
+	cm, err := client.CoreV1().ConfigMaps(testNamespace).Get(context.Background(), status.ConfigMapName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, ok := cm.Data[status.Key(profile)]
+	if !ok {
+		return status.ProfileStatus{}, false
+	}
+	var doc status.ProfileStatus
+	if err := json.Unmarshal([]byte(raw), &doc); err != nil {
+		t.Fatalf("published %q: %v", raw, err)
+	}
+	return doc, true
+}
+
+// The leader publishes when its state changes and at each heartbeat; a
+// standby never does.
+func TestPublishWhenLeadingAndChanged(t *testing.T) {
+	doc := &status.ProfileStatus{Profile: plainProfile, ScoredCycles: 1, Fallbacks: map[string]int64{}}
+	leading := false
+	p, client, now := testPublisher(doc, &leading)
+	ctx := context.Background()
+	step := func(what string, wantWrite bool) {
+		t.Helper()
+		before := len(client.Actions())
+		if _, _, err := p.publish(ctx, nil, time.Time{}); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		wrote := false
+		for _, a := range client.Actions()[before:] {
+			wrote = wrote || a.GetVerb() == "patch"
+		}
+		if wrote != wantWrite {
+			t.Errorf("%s: wrote %t, want %t", what, wrote, wantWrite)
+		}
+	}
+	step("standby", false)
+	if _, ok := published(t, client, doc.Profile); ok {
+		t.Fatal("a standby published")
+	}
+
+	leading = true
+	last, at, err := p.publish(ctx, nil, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, ok := published(t, client, doc.Profile)
+	if !ok {
+		t.Fatal("the leader did not publish")
+	}
+	if got.APIVersion != status.APIVersion || got.Kind != status.Kind || got.ScoredCycles != 1 || !got.Published.Equal(*now) {
+		t.Errorf("published %+v", got)
+	}
+	if got.IntervalSeconds != 1 || got.HeartbeatSeconds != 60 {
+		t.Errorf("interval %ds, heartbeat %ds, want 1s, 60s", got.IntervalSeconds, got.HeartbeatSeconds)
+	}
+
+	// Unchanged: nothing until the heartbeat.
+	*now = now.Add(10 * time.Second)
+	before := len(client.Actions())
+	if body, _, err := p.publish(ctx, last, at); err != nil || body != nil {
+		t.Errorf("unchanged state: wrote %q, %v; want nothing", body, err)
+	}
+	for _, a := range client.Actions()[before:] {
+		if a.GetVerb() == "patch" {
+			t.Error("unchanged state was written before the heartbeat")
+		}
+	}
+	*now = now.Add(time.Minute)
+	if body, _, err := p.publish(ctx, last, at); err != nil || body == nil {
+		t.Errorf("heartbeat: wrote nothing (%v)", err)
+	}
+	if got, _ := published(t, client, doc.Profile); !got.Published.Equal(*now) {
+		t.Errorf("heartbeat published at %s, want %s", got.Published, *now)
+	}
+
+	// Changed: at once.
+	doc.ScoredCycles = 2
+	if body, _, err := p.publish(ctx, last, *now); err != nil || body == nil {
+		t.Errorf("changed state: wrote nothing (%v)", err)
+	}
+	if got, _ := published(t, client, doc.Profile); got.ScoredCycles != 2 {
+		t.Errorf("scored cycles %d, want 2", got.ScoredCycles)
+	}
+}
+
+const plainProfile = "kns-3-scheduler"
+
+// Each profile owns its key: publishing one leaves the other's.
+func TestPublishProfilesApart(t *testing.T) {
+	leading := true
+	a := &status.ProfileStatus{Profile: "a", ScoredCycles: 1}
+	p, client, _ := testPublisher(a, &leading)
+	b := &status.ProfileStatus{Profile: "b", ScoredCycles: 2}
+	q := *p
+	q.key, q.fieldManager, q.snapshot = status.Key("b"), "test-b", func() status.ProfileStatus { return *b }
+	for _, pub := range []*publisher{p, &q, p} {
+		if _, _, err := pub.publish(context.Background(), nil, time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, want := range []*status.ProfileStatus{a, b} {
+		got, ok := published(t, client, want.Profile)
+		if !ok || got.ScoredCycles != want.ScoredCycles {
+			t.Errorf("profile %s: published %t, %+v", want.Profile, ok, got)
+		}
+	}
+}
+
+// Until the scheduler runs, there is nothing to publish and nothing to
+// complain of; other errors are reported.
+func TestPublishErrors(t *testing.T) {
+	doc := &status.ProfileStatus{Profile: plainProfile}
+	leading := true
+	p, _, _ := testPublisher(doc, &leading)
+	p.leading = func(context.Context) (bool, error) { return false, errNoComponentConfig }
+	if body, _, err := p.publish(context.Background(), nil, time.Time{}); body != nil || err != nil {
+		t.Errorf("before the scheduler runs: %q, %v; want nothing", body, err)
+	}
+	p.leading = func(context.Context) (bool, error) { return false, errors.New("lease: forbidden") }
+	if _, _, err := p.publish(context.Background(), nil, time.Time{}); err == nil || !strings.Contains(err.Error(), "forbidden") {
+		t.Errorf("lease error: %v", err)
+	}
+	// Without the RBAC: the error says which grant is missing.
+	p, client, _ := testPublisher(doc, &leading)
+	client.PrependReactor("patch", "configmaps", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(v1.Resource("configmaps"), status.ConfigMapName, errors.New("no"))
+	})
+	if _, _, err := p.publish(context.Background(), nil, time.Time{}); err == nil || !strings.Contains(err.Error(), "may not patch ConfigMap kns-3-system/kns-3-status") {
+		t.Errorf("forbidden: %v", err)
+	}
+}
+
+// A document over the bound keeps the best-scored nodes and says how many
+// it left out.
+func TestEncodeBounded(t *testing.T) {
+	scores := map[string]int64{}
+	for i := range 5000 {
+		scores[fmt.Sprintf("node-%04d.zone-a.example.internal", i)] = int64(i)
+	}
+	doc := &status.ProfileStatus{Profile: plainProfile, Simulator: status.Simulator{Simulation: &status.Simulation{MilliScores: scores}}}
+	const bound = 64 << 10
+	body, err := encodeBounded(doc, bound)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Stamped as the publisher stamps it, it still fits.
+	var got status.ProfileStatus
+	if err := json.Unmarshal(body, &got); err != nil {
+		t.Fatal(err)
+	}
+	got.Published = time.Date(2026, 11, 30, 10, 0, 0, 123456789, time.FixedZone("x", 3600))
+	stamped, err := json.Marshal(&got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(stamped) > bound {
+		t.Errorf("stamped document is %d bytes, over %d", len(stamped), bound)
+	}
+	sim := got.Simulator.Simulation
+	kept := len(sim.MilliScores)
+	if kept == 0 || kept+sim.Omitted != 5000 {
+		t.Fatalf("kept %d, omitted %d, want 5000 in all", kept, sim.Omitted)
+	}
+	if len(stamped) < bound*9/10 {
+		t.Errorf("kept %d nodes in %d bytes: the bound (%d) is badly used", kept, len(stamped), bound)
+	}
+	for i := 5000 - kept; i < 5000; i++ {
+		if _, ok := sim.MilliScores[fmt.Sprintf("node-%04d.zone-a.example.internal", i)]; !ok {
+			t.Fatalf("node %d (among the %d best) left out", i, kept)
+		}
+	}
+	// Under the bound, nothing is left out.
+	small := &status.ProfileStatus{Simulator: status.Simulator{Simulation: &status.Simulation{MilliScores: map[string]int64{"a": 1}}}}
+	body, err = encodeBounded(small, bound)
+	if err != nil || !strings.Contains(string(body), `"milliScores":{"a":1}`) || strings.Contains(string(body), "omitted") {
+		t.Errorf("small document: %s, %v", body, err)
+	}
+}
+
+func TestLeaderCheck(t *testing.T) {
+	lease := func(holder string) *coordinationv1.Lease {
+		return &coordinationv1.Lease{
+			ObjectMeta: metav1.ObjectMeta{Name: "kns-3-scheduler", Namespace: testNamespace},
+			Spec:       coordinationv1.LeaseSpec{HolderIdentity: ptr.To(holder)},
+		}
+	}
+	elect := leaderElection{LeaderElect: ptr.To(true), ResourceName: "kns-3-scheduler", ResourceNamespace: testNamespace}
+	tests := map[string]struct {
+		config  leaderElection
+		err     error
+		lease   *coordinationv1.Lease
+		want    bool
+		wantErr string
+	}{
+		"leader election off":   {config: leaderElection{LeaderElect: ptr.To(false)}, want: true},
+		"holding the lease":     {config: elect, lease: lease("pod-a_0f1e"), want: true},
+		"another holds it":      {config: elect, lease: lease("pod-b_0f1e")},
+		"a longer name":         {config: elect, lease: lease("pod-a-2_0f1e")},
+		"no lease yet":          {config: elect, wantErr: "not found"},
+		"no configuration yet":  {err: errNoComponentConfig, wantErr: errNoComponentConfig.Error()},
+		"released (empty name)": {config: elect, lease: lease("")},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			client := fake.NewClientset()
+			if tt.lease != nil {
+				client = fake.NewClientset(tt.lease)
+			}
+			lc := &leaderCheck{client: client, hostname: "pod-a", config: func() (leaderElection, error) { return tt.config, tt.err }}
+			got, err := lc.leading(context.Background())
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Errorf("leading() = %t, %v; want %t", got, err, tt.want)
+			}
+		})
+	}
+}
+
+// The status says what the plugin saw: its counts, its breaker, its
+// simulator's last answers and the simulation's own metadata.
+func TestStatusSource(t *testing.T) {
+	body := `{"results":{"n1":{"score":0.9},"n2":{"score":NaN}},"timestamp":"2026-11-30T10:15:00Z","window_seconds":30,"source":"lab"}`
+	srv, _ := countingServer(t, func(i int32, w http.ResponseWriter, _ *http.Request) {
+		if i == 2 {
+			http.Error(w, "down", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte(body))
+	})
+	pl := newTestPlugin(t, "http://user:pw@"+strings.TrimPrefix(srv.URL, "http://"), "retries: 0\nbreakerFailureThreshold: 10")
+	cfg, err := newConfig(testArgs(t, "simulatorURL: http://user:pw@"+strings.TrimPrefix(srv.URL, "http://")+"\nretries: 0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	snapshot := pl.statusSource(cfg, plainProfile)
+	nodes := nodeInfos("n1", "n2")
+	scoreCycle(t, pl, nodes) // answered
+	scoreCycle(t, pl, nodes) // 503
+	doc := snapshot()
+	want := status.ProfileStatus{
+		Profile:       plainProfile,
+		RefreshMode:   "PerCycle",
+		Normalization: "MinMax",
+		Breaker:       status.BreakerClosed,
+		ScoredCycles:  1,
+		Fallbacks:     map[string]int64{fallbackFailed: 1},
+	}
+	if diff := cmp.Diff(want, doc, cmpIgnoreTimes()); diff != "" {
+		t.Errorf("status (-want,+got):\n%s", diff)
+	}
+	sim := doc.Simulator
+	if sim.URL != "http://user:xxxxx@"+strings.TrimPrefix(srv.URL, "http://")+"/simulate" {
+		t.Errorf("URL %q: want it without the password", sim.URL)
+	}
+	if !sim.Down() || !strings.Contains(sim.LastError, "503") {
+		t.Errorf("last request failed (%q), Down() = %t", sim.LastError, sim.Down())
+	}
+	s := sim.Simulation
+	if s == nil || s.Source != "lab" || s.WindowSeconds != 30 || !s.Timestamp.Equal(time.Date(2026, 11, 30, 10, 15, 0, 0, time.UTC)) ||
+		s.Unscored != 1 || !cmp.Equal(s.MilliScores, map[string]int64{"n1": 900}) {
+		t.Errorf("simulation %+v", s)
+	}
+}
+
+func cmpIgnoreTimes() cmp.Option {
+	return cmp.FilterPath(func(p cmp.Path) bool {
+		switch p.Last().String() {
+		case ".Started", ".Instance", ".Simulator":
+			return true
+		}
+		return false
+	}, cmp.Ignore())
+}
