@@ -2,10 +2,18 @@ package kindenv
 
 import (
 	"path/filepath"
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
+	v1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	"kns3.dev/kns3/scheduler/apis/status"
 )
 
 // deployDir is deploy/ seen from this package's directory, where go test
@@ -103,5 +111,189 @@ func TestRenderSample(t *testing.T) {
 	}
 	if pods != SamplePods {
 		t.Errorf("deploy/sample has %d pods, the demo waits for %d", pods, SamplePods)
+	}
+}
+
+// renderTyped renders dir and converts the one object of kind and name
+// into out.
+func renderTyped(t *testing.T, dir, kind, name string, out any) {
+	t.Helper()
+	objs, err := Render(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
+		if o.GetKind() == kind && strings.HasPrefix(o.GetName(), name) {
+			if err := runtimeFromUnstructured(o.Object, out); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+	}
+	t.Fatalf("%s renders no %s %s", dir, kind, name)
+}
+
+// The second-scheduler install must start where no node is labeled
+// control-plane (GKE, EKS, AKS): at most a preference for such nodes.
+// It runs at a priority that workloads do not preempt, admitted outside
+// kube-system by its quota.
+func TestDeployRunsOnManagedClusters(t *testing.T) {
+	for _, dir := range []string{deployDir(t), filepath.Join(deployDir(t), "ha")} {
+		var d appsv1.Deployment
+		renderTyped(t, dir, "Deployment", Deployment, &d)
+		spec := d.Spec.Template.Spec
+		if len(spec.NodeSelector) > 0 {
+			t.Errorf("%s: nodeSelector %v: the pod stays Pending on clusters without such nodes", dir, spec.NodeSelector)
+		}
+		if a := spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
+			t.Errorf("%s: required node affinity %v", dir, a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution)
+		}
+		if spec.PriorityClassName != "system-cluster-critical" {
+			t.Errorf("%s: priorityClassName %q, want system-cluster-critical", dir, spec.PriorityClassName)
+		}
+		var quota v1.ResourceQuota
+		renderTyped(t, dir, "ResourceQuota", "kns-3-critical-pods", &quota)
+		scoped := false
+		for _, e := range quota.Spec.ScopeSelector.MatchExpressions {
+			scoped = scoped || (e.ScopeName == v1.ResourceQuotaScopePriorityClass && slices.Contains(e.Values, spec.PriorityClassName))
+		}
+		if !scoped || quota.Namespace != Namespace {
+			t.Errorf("%s: no quota for priority class %s in %s: %+v", dir, spec.PriorityClassName, Namespace, quota)
+		}
+		if replicas := *d.Spec.Replicas; quota.Spec.Hard.Pods().Value() < int64(replicas)+1 {
+			t.Errorf("%s: the quota admits %s pods, fewer than %d replicas and one surge", dir, quota.Spec.Hard.Pods(), replicas)
+		}
+	}
+}
+
+// Only the scheduler container holds an API token: a compromised simulator
+// must not act with the scheduler's rights.
+func TestOnlyTheSchedulerHoldsAToken(t *testing.T) {
+	var d appsv1.Deployment
+	renderTyped(t, deployDir(t), "Deployment", Deployment, &d)
+	spec := d.Spec.Template.Spec
+	if spec.AutomountServiceAccountToken == nil || *spec.AutomountServiceAccountToken {
+		t.Fatal("automountServiceAccountToken is not false: every container gets the token")
+	}
+	tokenVolumes := map[string]bool{}
+	for _, v := range spec.Volumes {
+		if v.Projected == nil {
+			continue
+		}
+		for _, s := range v.Projected.Sources {
+			if s.ServiceAccountToken != nil {
+				tokenVolumes[v.Name] = true
+			}
+		}
+	}
+	for _, c := range spec.Containers {
+		mounted := false
+		for _, m := range c.VolumeMounts {
+			if tokenVolumes[m.Name] {
+				mounted = true
+				if m.MountPath != "/var/run/secrets/kubernetes.io/serviceaccount" {
+					t.Errorf("%s mounts the token at %s, not where client-go looks", c.Name, m.MountPath)
+				}
+			}
+		}
+		if want := c.Name == SchedulerContainer; mounted != want {
+			t.Errorf("container %s mounts a token: %t, want %t", c.Name, mounted, want)
+		}
+	}
+}
+
+// The scheduler publishes its status into its namespace's ConfigMap, which
+// the install makes and lets it patch, and nothing else.
+func TestStatusConfigMapAndRights(t *testing.T) {
+	for _, tt := range []struct {
+		dir, namespace string
+		subject        rbacv1.Subject
+	}{
+		{deployDir(t), Namespace, rbacv1.Subject{Kind: "ServiceAccount", Name: Deployment, Namespace: Namespace}},
+		{filepath.Join(deployDir(t), "control-plane", "status"), "kube-system", rbacv1.Subject{APIGroup: rbacv1.GroupName, Kind: "User", Name: "system:kube-scheduler"}},
+	} {
+		var cm v1.ConfigMap
+		renderTyped(t, tt.dir, "ConfigMap", status.ConfigMapName, &cm)
+		if cm.Namespace != tt.namespace {
+			t.Errorf("%s: status ConfigMap in %q, want %q", tt.dir, cm.Namespace, tt.namespace)
+		}
+		var role rbacv1.Role
+		renderTyped(t, tt.dir, "Role", "kns-3-scheduler:status", &role)
+		want := []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{status.ConfigMapName}, Verbs: []string{"get", "patch"}}}
+		if !reflect.DeepEqual(role.Rules, want) || role.Namespace != tt.namespace {
+			t.Errorf("%s: role %s/%s rules %+v, want %+v", tt.dir, role.Namespace, role.Name, role.Rules, want)
+		}
+		var binding rbacv1.RoleBinding
+		renderTyped(t, tt.dir, "RoleBinding", "kns-3-scheduler:status", &binding)
+		if !reflect.DeepEqual(binding.Subjects, []rbacv1.Subject{tt.subject}) || binding.RoleRef.Name != role.Name {
+			t.Errorf("%s: binding %+v, want %+v to %s", tt.dir, binding.Subjects, tt.subject, role.Name)
+		}
+	}
+	var d appsv1.Deployment
+	renderTyped(t, deployDir(t), "Deployment", Deployment, &d)
+	var pod v1.Pod
+	objs, err := Render(filepath.Join(deployDir(t), "control-plane"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := runtimeFromUnstructured(objs[0].Object, &pod); err != nil {
+		t.Fatal(err)
+	}
+	for name, spec := range map[string]v1.PodSpec{"deployment": d.Spec.Template.Spec, "static pod": pod.Spec} {
+		found := false
+		for _, c := range spec.Containers {
+			for _, e := range c.Env {
+				if e.Name == status.NamespaceEnv && e.ValueFrom != nil && e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.namespace" {
+					found = c.Name == SchedulerContainer
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%s: the scheduler container is not told its namespace (%s)", name, status.NamespaceEnv)
+		}
+	}
+}
+
+// deploy/ha runs two replicas that elect a leader on KNS-3's own lease,
+// which they may take and no other.
+func TestHADeploy(t *testing.T) {
+	dir := filepath.Join(deployDir(t), "ha")
+	var d appsv1.Deployment
+	renderTyped(t, dir, "Deployment", Deployment, &d)
+	if *d.Spec.Replicas != 2 || d.Spec.Strategy.Type != appsv1.RollingUpdateDeploymentStrategyType {
+		t.Errorf("replicas %d, strategy %s; want 2, RollingUpdate", *d.Spec.Replicas, d.Spec.Strategy.Type)
+	}
+	var cm v1.ConfigMap
+	renderTyped(t, dir, "ConfigMap", "kns-3-scheduler-config", &cm)
+	var cfg struct {
+		LeaderElection struct {
+			LeaderElect       bool   `json:"leaderElect"`
+			ResourceName      string `json:"resourceName"`
+			ResourceNamespace string `json:"resourceNamespace"`
+		} `json:"leaderElection"`
+	}
+	if err := yaml.Unmarshal([]byte(cm.Data["scheduler-config.yaml"]), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	le := cfg.LeaderElection
+	if !le.LeaderElect || le.ResourceNamespace != Namespace || le.ResourceName != Deployment {
+		t.Errorf("leader election %+v, want on, lease %s/%s", le, Namespace, Deployment)
+	}
+	if d.Spec.Template.Spec.Volumes[0].ConfigMap.Name != cm.Name {
+		t.Errorf("the pod mounts %s, not the HA configuration %s", d.Spec.Template.Spec.Volumes[0].ConfigMap.Name, cm.Name)
+	}
+	var role rbacv1.Role
+	renderTyped(t, dir, "Role", "kns-3-scheduler:leader-election", &role)
+	for _, r := range role.Rules {
+		if slices.Contains(r.Verbs, "update") && !slices.Equal(r.ResourceNames, []string{le.ResourceName}) {
+			t.Errorf("leader election role updates leases %v, want only %s", r.ResourceNames, le.ResourceName)
+		}
+	}
+	// The specification's profile, unchanged.
+	var spec v1.ConfigMap
+	renderTyped(t, deployDir(t), "ConfigMap", "kns-3-scheduler-config", &spec)
+	strip := func(s string) string { _, profiles, _ := strings.Cut(s, "profiles:"); return profiles }
+	if strip(spec.Data["scheduler-config.yaml"]) != strip(cm.Data["scheduler-config.yaml"]) {
+		t.Error("deploy/ha's profiles differ from the specification's configuration")
 	}
 }

@@ -48,12 +48,16 @@ var controlPlaneDir = filepath.Join("deploy", "control-plane")
 // not write into.
 const controlPlaneStage = "/var/lib/kns-3-control-plane"
 
-// replaceScheduler runs deploy/control-plane/install.sh on every
-// control-plane node, with the rendered static pod, the two-profile
-// configuration and the sample scenario: what an operator does on a kubeadm
-// control plane.
+// replaceScheduler applies deploy/control-plane/status (the status
+// ConfigMap and the scheduler's right to patch it), then runs
+// deploy/control-plane/install.sh on every control-plane node, with the
+// rendered static pod, the two-profile configuration and the sample
+// scenario: what an operator does on a kubeadm control plane.
 func replaceScheduler(ctx context.Context, c *Cluster) error {
 	dir := filepath.Join(c.Inputs.Root, controlPlaneDir)
+	if err := Apply(ctx, c.Config, filepath.Join(dir, "status")); err != nil {
+		return err
+	}
 	objs, err := Render(dir)
 	if err != nil {
 		return err
@@ -73,7 +77,7 @@ func replaceScheduler(ctx context.Context, c *Cluster) error {
 	files := map[string]string{
 		"install.sh":            filepath.Join(dir, "install.sh"),
 		"scheduler-config.yaml": filepath.Join(dir, "scheduler-config.yaml"),
-		"scenario.yaml":         filepath.Join(c.Inputs.Root, "deploy", "sample-scenario.yaml"),
+		"scenario.yaml":         filepath.Join(c.Inputs.Root, "deploy", "base", "sample-scenario.yaml"),
 	}
 	for name, src := range files {
 		data, err := os.ReadFile(src)

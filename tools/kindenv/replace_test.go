@@ -36,6 +36,18 @@ func TestControlPlaneManifest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// One process schedules the whole cluster: no cycle may wait for the
+	// simulator, and the default profile stays upstream's.
+	if !strings.Contains(string(config), "refreshMode: Background") {
+		t.Error("scheduler-config.yaml does not refresh in the background: every PerCycle PreScore holds the default-scheduler pods too")
+	}
+	for _, c := range pod.Spec.Containers {
+		for _, a := range append(c.Command, c.Args...) {
+			if strings.HasPrefix(a, "--feature-gates") {
+				t.Errorf("%s: %s: the default-scheduler profile must run upstream's defaults", c.Name, a)
+			}
+		}
+	}
 	if !strings.Contains(string(config), "simulatorURL: http://127.0.0.1:10271") {
 		t.Error("scheduler-config.yaml does not send CustomScorePlugin to the simulator's port 10271")
 	}
