@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net"
 	"net/http"
@@ -66,22 +67,33 @@ func (s *simulatorStub) writeScenario(doc string) {
 // setScenario rewrites the scenario and waits until the stub serves it.
 func (s *simulatorStub) setScenario(doc string) {
 	s.t.Helper()
-	before := s.etag()
+	before := s.served()
 	s.writeScenario(doc)
 	err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, 10*time.Second, false,
-		func(context.Context) (bool, error) { return s.etag() != before, nil })
+		func(context.Context) (bool, error) { return s.served() != before, nil })
 	if err != nil {
 		s.t.Fatalf("simulator did not pick up the new scenario: %v", err)
 	}
 }
 
-func (s *simulatorStub) etag() string {
+// served is what the stub serves now, less the timestamp, which moves on
+// with every window whatever the scenario.
+func (s *simulatorStub) served() string {
 	resp, err := http.Get(s.url + "/simulate")
 	if err != nil {
 		s.t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	return resp.Header.Get("ETag")
+	var body map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		return resp.Status // a fault's answer
+	}
+	delete(body, "timestamp")
+	out, err := json.Marshal(body)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return resp.Status + " " + string(out)
 }
 
 // stop closes the listener: later calls are refused.
