@@ -1,9 +1,10 @@
-// Package status is the state a running KNS-3 scheduler publishes for the
-// people and tools that operate it (kubectl kns3): one JSON document per
-// profile that runs CustomScorePlugin, in the ConfigMap kns-3-status of the
-// scheduler pod's namespace. Readers get it through the API server with
-// ordinary RBAC (get on that one ConfigMap), so they need no access to the
-// pod: no port-forward, no credentials sent to it.
+// Package status is what a running KNS-3 scheduler tells the people and
+// tools that operate it (kubectl kns3): its placement events' reason, and
+// its state, published as one JSON document per profile that runs
+// CustomScorePlugin in the ConfigMap kns-3-status of the scheduler pod's
+// namespace. Readers get both through the API server with ordinary RBAC
+// (get on that one ConfigMap), so they need no access to the pod: no
+// port-forward, no credentials sent to it.
 //
 // The package holds only types and names, so that readers do not link the
 // scheduler.
@@ -24,6 +25,10 @@ const (
 	// APIVersion and Kind identify a ProfileStatus document.
 	APIVersion = "kns3.dev/v1alpha1"
 	Kind       = "ProfileStatus"
+	// PlacementEventReason is the reason of the event CustomBindPlugin
+	// records on every pod it binds, reported by the profile (its
+	// reportingController is the profile's name).
+	PlacementEventReason = "NetworkPlacement"
 	// NamespaceEnv names the environment variable that tells the scheduler
 	// its pod's namespace (the downward API's metadata.namespace). Without
 	// it, nothing is published.

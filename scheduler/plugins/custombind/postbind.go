@@ -12,6 +12,7 @@ import (
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 
+	"kns3.dev/kns3/scheduler/apis/status"
 	"kns3.dev/kns3/scheduler/plugins/customscore"
 )
 
@@ -24,7 +25,7 @@ const Message = "KNS-3 bound pod to node"
 const (
 	// EventReason is the reason of the placement event recorded on every
 	// pod the profile binds (kubectl describe pod, kubectl events).
-	EventReason = "NetworkPlacement"
+	EventReason = status.PlacementEventReason
 	// EventAction is the placement event's action.
 	EventAction = "Scheduling"
 )
@@ -56,7 +57,7 @@ func (pl *CustomBind) Name() string { return Name }
 // cycle's state, or why the cycle fell back. One event per bound pod.
 func (pl *CustomBind) PostBind(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodeName string) {
 	logger := klog.FromContext(ctx)
-	p := customscore.PlacementOf(state, nodeName)
+	p := customscore.PlacementOf(state, pod, nodeName)
 	logger.V(1).Info(Message, "pod", klog.KObj(pod), "node", nodeName, "placement", p.Message())
 	if pl.recorder != nil {
 		pl.recorder.WithLogger(logger).Eventf(pod, nil, v1.EventTypeNormal, EventReason, EventAction, "%s", p.Message())

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
+	v1 "k8s.io/api/core/v1"
 	fwk "k8s.io/kube-scheduler/framework"
 )
 
@@ -23,6 +24,11 @@ const (
 	// nodes only when more than one is feasible, so the pod's node was the
 	// only choice (or the profile does not score with CustomScorePlugin).
 	FallbackSingleNode = "single_node"
+	// FallbackNominatedNode: PreScore did not run because the pod went to
+	// the node it was nominated for (after preempting there), which the
+	// scheduler checks first and, when it still fits, takes without
+	// evaluating another node.
+	FallbackNominatedNode = "nominated_node"
 )
 
 // NetworkAwarePrefix starts the message of a placement the simulator's
@@ -52,11 +58,15 @@ type Placement struct {
 }
 
 // PlacementOf reads the cycle's simulation from state (written by
-// PreScore) and places the pod on node. The binding cycle calls it with
-// the scheduling cycle's state, once per pod, so its cost (one pass over
-// the feasible nodes) is off the scheduling cycle.
-func PlacementOf(state fwk.CycleState, node string) Placement {
+// PreScore) and places pod on node. The binding cycle calls it with the
+// scheduling cycle's state, once per pod, so its cost (one pass over the
+// feasible nodes) is off the scheduling cycle.
+func PlacementOf(state fwk.CycleState, pod *v1.Pod, node string) Placement {
 	p := Placement{Node: node, Fallback: FallbackSingleNode}
+	if pod != nil && pod.Status.NominatedNodeName == node {
+		// Without a simulation, this is why: the nominated node came first.
+		p.Fallback = FallbackNominatedNode
+	}
 	if state == nil {
 		return p
 	}
@@ -113,6 +123,8 @@ func (p Placement) Message() string {
 			p.Fallback, p.Node, p.Alternative, FormatMilli(p.AlternativeScore))
 	case FallbackSingleNode:
 		msg = fmt.Sprintf("Not ranked (%s): %s was the only feasible node, so the scheduler scored no node", p.Fallback, p.Node)
+	case FallbackNominatedNode:
+		msg = fmt.Sprintf("Not ranked (%s): %s, the node the pod was nominated for, still fits it, so the scheduler evaluated no other node", p.Fallback, p.Node)
 	default:
 		msg = fmt.Sprintf("Fallback (%s): %s chosen without network scores: %s", p.Fallback, p.Node, fallbackText(p))
 	}

@@ -18,7 +18,9 @@ func TestPlacementOf(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		state *simulationState // nil: PreScore did not run
-		node  string
+		// nominated is the pod's nominated node.
+		nominated string
+		node      string
 		want  Placement
 		msg   string
 	}{
@@ -96,13 +98,32 @@ func TestPlacementOf(t *testing.T) {
 			want: Placement{Node: "a", Fallback: FallbackSingleNode},
 			msg:  "Not ranked (single_node): a was the only feasible node, so the scheduler scored no node",
 		},
+		{
+			name: "PreScore did not run: the pod went to its nominated node", nominated: "a",
+			node: "a",
+			want: Placement{Node: "a", Fallback: FallbackNominatedNode},
+			msg:  "Not ranked (nominated_node): a, the node the pod was nominated for, still fits it, so the scheduler evaluated no other node",
+		},
+		{
+			name: "nominated elsewhere: a single feasible node", nominated: "b",
+			node: "a",
+			want: Placement{Node: "a", Fallback: FallbackSingleNode},
+		},
+		{
+			name:      "a nominated pod whose cycle scored",
+			state:     &simulationState{scores: map[string]int64{"a": 950, "b": 707}, feasible: []string{"a", "b"}},
+			nominated: "a", node: "a",
+			want: Placement{Node: "a", Score: 950, Rank: 1, Feasible: 2, Alternative: "b", AlternativeScore: 707},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			state := framework.NewCycleState()
 			if tc.state != nil {
 				state.Write(stateKey, tc.state)
 			}
-			got := PlacementOf(state, tc.node)
+			pod := st.MakePod().Name("p").Obj()
+			pod.Status.NominatedNodeName = tc.nominated
+			got := PlacementOf(state, pod, tc.node)
 			if got != tc.want {
 				t.Errorf("PlacementOf = %+v, want %+v", got, tc.want)
 			}
@@ -138,7 +159,7 @@ func TestPlacementFromPreScore(t *testing.T) {
 			pl := newTestPlugin(t, srv.URL, "retries: 0")
 			state := framework.NewCycleState()
 			pl.PreScore(t.Context(), state, st.MakePod().Name("p").Obj(), nodeInfos("n1", "n2"))
-			if got := PlacementOf(state, "n2"); got != tc.want {
+			if got := PlacementOf(state, nil, "n2"); got != tc.want {
 				t.Errorf("PlacementOf = %+v, want %+v", got, tc.want)
 			}
 		})

@@ -70,9 +70,9 @@ func (s *wireScore) UnmarshalJSON(b []byte) error {
 			s.value, s.set = math.Inf(1), true
 		case "-infinity", "-inf":
 			s.value, s.set = math.Inf(-1), true
-		default:
-			return fmt.Errorf("score %q is not a number", str)
 		}
+		// Any other string ("0.9"): no score, like a missing one. One node's
+		// odd entry must not fail every node's.
 		return nil
 	}
 	v, err := strconv.ParseFloat(string(b), 64)
@@ -84,9 +84,9 @@ func (s *wireScore) UnmarshalJSON(b []byte) error {
 			if v == 0 {
 				s.value = 0
 			}
-			return nil
 		}
-		return fmt.Errorf("score %s is not a number", b)
+		// true, an object, an array: no score.
+		return nil
 	}
 	s.value, s.set = v, true
 	return nil
@@ -96,21 +96,27 @@ func (r *wireResults) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
 	switch {
 	case len(b) > 0 && b[0] == '{':
-		var m map[string]wireNode
+		var m map[string]json.RawMessage
 		if err := json.Unmarshal(b, &m); err != nil {
 			return err
 		}
 		r.byNode = make(map[string]wireScore, len(m))
-		for name, n := range m {
+		for name, raw := range m {
+			// A node whose entry is not an object ("n1": 0.9) has no score:
+			// only that node is absent.
+			var n wireNode
+			_ = json.Unmarshal(raw, &n)
 			r.byNode[name] = n.Score
 		}
 	case len(b) > 0 && b[0] == '[':
-		var list []wireNamedNode
+		var list []json.RawMessage
 		if err := json.Unmarshal(b, &list); err != nil {
 			return err
 		}
 		r.byNode = make(map[string]wireScore, len(list))
-		for i, n := range list {
+		for i, raw := range list {
+			var n wireNamedNode
+			_ = json.Unmarshal(raw, &n)
 			name := n.Node
 			if name == "" {
 				name = n.Name

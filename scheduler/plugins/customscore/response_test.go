@@ -72,7 +72,19 @@ func TestDecodeSimulation(t *testing.T) {
 		{name: "missing results", body: `{"timestamp":"2026-11-29T10:15:00Z"}`, wantErr: "no results"},
 		{name: "null results", body: `{"results":null}`, wantErr: "no results"},
 		{name: "results not an object", body: `{"results":"none"}`, wantErr: "object or an array"},
-		{name: "score not a number", body: `{"results":{"a":{"score":"high"}}}`, wantErr: "not a number"},
+		{
+			// One odd entry makes its node absent, not every node's.
+			name:        "scores of the wrong type, entries not objects",
+			body:        `{"results":{"ok":{"score":0.5},"str":{"score":"0.9"},"word":{"score":"high"},"bool":{"score":true},"obj":{"score":{}},"bare":0.9,"list":[1]}}`,
+			wantScores:  map[string]int64{"ok": 500},
+			wantInvalid: []string{"bare", "bool", "list", "obj", "str", "word"},
+		},
+		{
+			name:        "array entries of the wrong type",
+			body:        `{"results":[{"node":"ok","score":1},{"node":"str","score":"1"}]}`,
+			wantScores:  map[string]int64{"ok": 1000},
+			wantInvalid: []string{"str"},
+		},
 		{name: "not JSON", body: `<html>Bad Gateway</html>`, wantErr: "decoding"},
 		{name: "truncated JSON", body: `{"results":{"a":{"score":1`, wantErr: "decoding"},
 		{name: "empty body", body: ``, wantErr: "decoding"},
