@@ -40,7 +40,7 @@ spec:
   containers:
   - command:
     - kube-scheduler
-    image: registry.k8s.io/kube-scheduler:v1.31.0
+    image: kube-scheduler:v1.37.2
   hostNetwork: true
 `
 
@@ -408,7 +408,7 @@ func TestInstall(t *testing.T) {
 		wantOut: []string{schedulerImage, "crictl inspecti", "kind load"},
 	}, {
 		name:    "simulator image missing",
-		prepare: func(n *node, _ *string) { n.images(schedulerImage, "registry.k8s.io/kube-scheduler:v1.31.0") },
+		prepare: func(n *node, _ *string) { n.images(schedulerImage, "kube-scheduler:v1.37.2") },
 		want:    unchanged,
 		wantOut: []string{simulatorImage},
 	}, {

@@ -7,13 +7,14 @@ import (
 	"k8s.io/kubernetes/cmd/kube-scheduler/app"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 
+	"kns3.dev/kns3/scheduler/apis/config"
 	"kns3.dev/kns3/scheduler/plugins/custombind"
 	"kns3.dev/kns3/scheduler/plugins/customfilter"
 	"kns3.dev/kns3/scheduler/plugins/customscore"
 )
 
 // ProfileName is the scheduler name of the KNS-3 profile.
-const ProfileName = "kns-3-scheduler"
+const ProfileName = config.ProfileName
 
 // Registry returns the KNS-3 plugins by name: the out-of-tree registry the
 // kns-3-scheduler binary adds to kube-scheduler's (see Options), and the one

@@ -44,7 +44,7 @@ func run(ctx context.Context, cl *kindenv.Cluster) error {
 	if err := cl.Run(ctx, kindenv.Step{Name: "schedule the sample workload (deploy/sample)", Run: applySample}); err != nil {
 		return err
 	}
-	placements, err := waitPlacements(ctx, cl.Config, cl.Client, kindenv.SampleNamespace, kindenv.SamplePods, 2*time.Minute)
+	placements, err := waitPlacements(ctx, cl.Client, kindenv.SampleNamespace, kindenv.SamplePods, 2*time.Minute)
 	if err != nil {
 		return err
 	}

@@ -14,11 +14,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
+	"kns3.dev/kns3/installclient"
+	"kns3.dev/kns3/scheduler/apis/config"
 	"kns3.dev/kns3/scheduler/plugins/customfilter"
 	"kns3.dev/kns3/test/conditions"
-	"kns3.dev/kns3/tools/kindenv"
 )
 
 type placement struct {
@@ -27,12 +27,12 @@ type placement struct {
 	nodeLabels             string
 }
 
-// simulateTimeout bounds the demo's one request to the simulator.
-const simulateTimeout = 10 * time.Second
+// statusTimeout bounds the wait for the scheduler's published status.
+const statusTimeout = 30 * time.Second
 
 // waitPlacements waits until want pods exist in ns and are bound (or the
 // timeout passes), then pairs each with its node's simulator score.
-func waitPlacements(ctx context.Context, cfg *rest.Config, client kubernetes.Interface, ns string, want int, timeout time.Duration) ([]placement, error) {
+func waitPlacements(ctx context.Context, client kubernetes.Interface, ns string, want int, timeout time.Duration) ([]placement, error) {
 	waitErr := wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, conditions.PodsBound(client, ns, want))
 	list, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -43,7 +43,7 @@ func waitPlacements(ctx context.Context, cfg *rest.Config, client kubernetes.Int
 	if waitErr != nil && len(pods) < want {
 		return nil, fmt.Errorf("waiting for %d pods in %s: %d exist: %w", want, ns, len(pods), waitErr)
 	}
-	scores, err := simulatorScores(ctx, cfg, client)
+	scores, err := simulatorScores(ctx, client)
 	if err != nil {
 		return nil, err
 	}
@@ -79,20 +79,31 @@ func waitPlacements(ctx context.Context, cfg *rest.Config, client kubernetes.Int
 	return out, nil
 }
 
-// simulatorScores asks the simulator in the KNS-3 pod for every node's score.
-func simulatorScores(ctx context.Context, cfg *rest.Config, client kubernetes.Interface) (map[string]float64, error) {
-	status, resp, err := kindenv.Simulate(ctx, cfg, client, simulateTimeout)
-	if err != nil {
-		return nil, err
-	}
+// simulatorScores are every node's score in the newest simulation of the
+// kns-3-scheduler profile, as its scheduler publishes it (within a few
+// seconds of the cycles that placed the sample).
+func simulatorScores(ctx context.Context, client kubernetes.Interface) (map[string]float64, error) {
 	scores := map[string]float64{}
-	if resp == nil {
+	var last string
+	err := wait.PollUntilContextTimeout(ctx, time.Second, statusTimeout, true, func(ctx context.Context) (bool, error) {
+		in, err := installclient.Find(ctx, client)
+		if err != nil {
+			last = err.Error()
+			return false, nil
+		}
+		doc, ok := in.Profile(config.ProfileName)
+		if !ok || doc.Simulator.Simulation == nil {
+			last = "profile " + config.ProfileName + " has published no simulation yet"
+			return false, nil
+		}
+		for node, milli := range doc.Simulator.Simulation.MilliScores {
+			scores[node] = float64(milli) / 1000
+		}
+		return true, nil
+	})
+	if err != nil {
 		// The table still shows where the pods went.
-		fmt.Fprintf(os.Stderr, "demo: the simulator answered GET /simulate with status %d: no scores\n", status)
-		return scores, nil
-	}
-	for node, r := range resp.Results {
-		scores[node] = r.Score
+		fmt.Fprintf(os.Stderr, "demo: no simulator scores (%s)\n", last)
 	}
 	return scores, nil
 }

@@ -21,7 +21,7 @@ import (
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
-	"kns3.dev/kns3/kubectl-kns3/pkg/schedulerpod"
+	"kns3.dev/kns3/installclient"
 	"kns3.dev/kns3/test/conditions"
 )
 
@@ -33,8 +33,8 @@ const (
 	ScenarioConfigMap = "kns-3-simulator-scenario"
 	ScenarioKey       = "scenario.yaml"
 	// SchedulerContainer and SimulatorContainer are the pod's containers.
-	SchedulerContainer = schedulerpod.SchedulerContainer
-	SimulatorContainer = schedulerpod.SimulatorContainer
+	SchedulerContainer = installclient.SchedulerContainer
+	SimulatorContainer = installclient.SimulatorContainer
 
 	// SamplePods is how many pods deploy/sample creates, in SampleNamespace.
 	SamplePods      = 9
@@ -142,11 +142,25 @@ func deploymentDone(d *appsv1.Deployment) bool {
 		d.Status.Replicas == *d.Spec.Replicas
 }
 
-// SchedulerPod is the running, ready KNS-3 pod: the Deployment's in
+// SchedulerPod is the KNS-3 pod whose scheduler is ready, the one
+// publishing the status first (the leader): the Deployment's in
 // Namespace, or the control plane's static pod in kube-system when KNS-3
 // replaced kube-scheduler.
 func SchedulerPod(ctx context.Context, client kubernetes.Interface) (*v1.Pod, error) {
-	return schedulerpod.Find(ctx, client)
+	in, err := installclient.Find(ctx, client)
+	if err != nil {
+		return nil, err
+	}
+	var ready *v1.Pod
+	for _, p := range in.Pods {
+		if p.SchedulerReady && p.SimulatorReady && (ready == nil || p.Publishing) {
+			ready = p.Pod
+		}
+	}
+	if ready == nil {
+		return nil, fmt.Errorf("no ready KNS-3 pod among %d in %s", len(in.Pods), in.Namespace)
+	}
+	return ready, nil
 }
 
 // SetScenario replaces the simulator's scenario; the simulator picks it up

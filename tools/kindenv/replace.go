@@ -13,8 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/yaml"
-
-	"kns3.dev/kns3/kubectl-kns3/pkg/schedulerpod"
 )
 
 // InstallMode is how KNS-3 runs on a cluster.
@@ -206,7 +204,7 @@ func restoreScheduler(ctx context.Context, c *Cluster) error {
 		}
 		for i := range pods.Items {
 			p := &pods.Items[i]
-			if runsImage(p, "kns-3-scheduler") || !schedulerpod.Ready(p) {
+			if runsImage(p, "kns-3-scheduler") || !podReady(p) {
 				return false, nil
 			}
 		}
@@ -248,4 +246,17 @@ func SetControlPlaneScenario(ctx context.Context, cluster, scenarioYAML string) 
 		}
 	}
 	return nil
+}
+
+// podReady reports whether the pod runs, is not being deleted and is Ready.
+func podReady(p *v1.Pod) bool {
+	if p.DeletionTimestamp != nil || p.Status.Phase != v1.PodRunning {
+		return false
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == v1.PodReady {
+			return c.Status == v1.ConditionTrue
+		}
+	}
+	return false
 }

@@ -8,8 +8,6 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-
-	"kns3.dev/kns3/kubectl-kns3/pkg/schedulerpod"
 )
 
 // The control-plane install renders one static pod that reaches its
@@ -29,7 +27,7 @@ func TestControlPlaneManifest(t *testing.T) {
 	if !pod.Spec.HostNetwork {
 		t.Error("the static pod must share the node's network, as kubeadm's kube-scheduler does")
 	}
-	if got := schedulerpod.SimulatorPortOf(&pod); got != 10271 {
+	if got := SimulatorPortOf(&pod); got != 10271 {
 		t.Errorf("simulator port = %d, want 10271 (scheduler-config.yaml's simulatorURL)", got)
 	}
 	config, err := os.ReadFile(filepath.Join(deployDir(t), "control-plane", "scheduler-config.yaml"))

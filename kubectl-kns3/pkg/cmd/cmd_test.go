@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -18,70 +17,57 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	st "k8s.io/kubernetes/pkg/scheduler/testing"
 
+	"kns3.dev/kns3/installclient"
 	"kns3.dev/kns3/kubectl-kns3/pkg/explain"
-	"kns3.dev/kns3/kubectl-kns3/pkg/schedulerpod"
 	"kns3.dev/kns3/kubectl-kns3/pkg/status"
-	"kns3.dev/kns3/scheduler/plugins/custombind"
+	schedstatus "kns3.dev/kns3/scheduler/apis/status"
 	"kns3.dev/kns3/scheduler/plugins/customfilter"
-	"kns3.dev/kns3/simulator/api"
 )
 
-const configzBody = `{"componentconfig":{"profiles":[
- {"schedulerName":"default-scheduler","plugins":{"filter":{"enabled":[{"name":"NodeName"}]}}},
- {"schedulerName":"kns-3-scheduler","plugins":{"filter":{"enabled":[{"name":"CustomFilterPlugin"}]},"score":{"enabled":[{"name":"CustomScorePlugin","weight":10}]}},
-  "pluginConfig":[{"name":"CustomScorePlugin","args":{"normalization":"MinMax"}}]}]}}`
+// now is the tests' clock.
+var now = time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
 
-const metricsBody = `# TYPE kns3_simulator_breaker_state gauge
-kns3_simulator_breaker_state{profile="kns-3-scheduler"} 1
-# TYPE kns3_simulator_fallbacks_total counter
-kns3_simulator_fallbacks_total{profile="kns-3-scheduler",reason="breaker_open"} 7
-kns3_simulator_fallbacks_total{profile="kns-3-scheduler",reason="simulator_failed"} 3
-# TYPE kns3_simulator_scored_cycles_total counter
-kns3_simulator_scored_cycles_total{profile="kns-3-scheduler"} 12
-`
-
-// fakePod answers for the KNS-3 pod without a port-forward.
-type fakePod struct {
-	sim        *api.SimulationResponse
-	simStatus  int
-	simErr     error
-	configz    string
-	configzErr error
-}
-
-func (f fakePod) simulate(context.Context, *v1.Pod, time.Duration) (int, *api.SimulationResponse, error) {
-	return f.simStatus, f.sim, f.simErr
-}
-
-func (f fakePod) schedulerGet(_ context.Context, _ *v1.Pod, path string) ([]byte, error) {
-	switch path {
-	case "/configz":
-		return []byte(f.configz), f.configzErr
-	case "/metrics":
-		return []byte(metricsBody), nil
-	}
-	return nil, errors.New("no " + path)
-}
-
-func healthy() fakePod {
-	return fakePod{simStatus: 200, configz: configzBody, sim: &api.SimulationResponse{
-		Source: "test", WindowSeconds: 30, Timestamp: time.Unix(1_800_000_000, 0),
-		Results: map[string]api.NodeResult{"a": {Score: 0.9}, "b": {Score: 0.4}, "off": {Score: 1}},
-	}}
-}
-
-func schedulerPodObj() *v1.Pod {
-	p := st.MakePod().Namespace("kns-3-system").Name("kns-3-scheduler-x").Label(schedulerpod.AppLabel, schedulerpod.AppName).Obj()
+// schedulerPod is the Deployment's pod, as deploy/ makes it.
+func schedulerPod() *v1.Pod {
+	ctrl := true
+	p := st.MakePod().Namespace("kns-3-system").Name("kns-3-scheduler-587f979d6c-x").Label(installclient.AppLabel, installclient.AppName).Node("cp").Obj()
+	p.OwnerReferences = []metav1.OwnerReference{{Kind: "ReplicaSet", Name: "kns-3-scheduler-587f979d6c", Controller: &ctrl}}
+	p.Spec.ServiceAccountName = installclient.ServiceAccount
 	p.Status.Phase = v1.PodRunning
-	p.Status.Conditions = []v1.PodCondition{{Type: v1.PodReady, Status: v1.ConditionTrue}}
+	p.Status.ContainerStatuses = []v1.ContainerStatus{{Name: installclient.SchedulerContainer, Ready: true}, {Name: installclient.SimulatorContainer, Ready: true}}
 	return p
 }
 
-func event(pod *v1.Pod, name, reason, msg string, at time.Time) *v1.Event {
+// published is the kns-3-scheduler profile's status: a simulation that
+// scores a, b and the disabled node; change edits it.
+func published(change func(*schedstatus.ProfileStatus)) *v1.ConfigMap {
+	doc := schedstatus.ProfileStatus{
+		APIVersion: schedstatus.APIVersion, Kind: schedstatus.Kind,
+		Profile: "kns-3-scheduler", Instance: "kns-3-scheduler-587f979d6c-x", Published: now.Add(-2 * time.Second),
+		IntervalSeconds: 5, HeartbeatSeconds: 60, RefreshMode: "PerCycle", Normalization: "MinMax", Breaker: "open",
+		ScoredCycles: 12, Fallbacks: map[string]int64{"breaker_open": 7, "simulator_failed": 3},
+		Simulator: schedstatus.Simulator{
+			LastSuccess: now.Add(-3 * time.Second),
+			Simulation: &schedstatus.Simulation{Received: now.Add(-3 * time.Second), Source: "test", WindowSeconds: 30,
+				Timestamp: now.Add(-30 * time.Second), MilliScores: map[string]int64{"a": 900, "b": 400, "off": 1000}},
+		},
+	}
+	if change != nil {
+		change(&doc)
+	}
+	b, _ := json.Marshal(doc)
+	return &v1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "kns-3-system", Name: schedstatus.ConfigMapName},
+		Data:       map[string]string{schedstatus.Key(doc.Profile): string(b)},
+	}
+}
+
+func event(pod *v1.Pod, name, reason, reporter, msg string, at time.Time) *v1.Event {
 	return &v1.Event{
 		ObjectMeta:     metav1.ObjectMeta{Namespace: pod.Namespace, Name: name},
 		InvolvedObject: v1.ObjectReference{Kind: "Pod", Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID},
 		Reason:         reason, Message: msg, EventTime: metav1.NewMicroTime(at),
+		ReportingController: reporter,
 	}
 }
 
@@ -90,14 +76,15 @@ func cluster(objs ...runtime.Object) []runtime.Object {
 	return append([]runtime.Object{st.MakeNode().Name("a").Obj(), st.MakeNode().Name("b").Obj(), disabled}, objs...)
 }
 
-// run runs `kubectl kns3 args...` against a fake API server.
-func run(t *testing.T, pod fakePod, objs []runtime.Object, args ...string) (stdout, stderr string, err error) {
+// run runs `kubectl kns3 args...` against a fake API server, and checks
+// the tool only ever reads through it: nothing is created, nothing reaches
+// into a pod.
+func run(t *testing.T, objs []runtime.Object, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
 	streams, _, out, errOut := genericiooptions.NewTestIOStreams()
 	client := fake.NewClientset(objs...)
-	o := &options{config: genericclioptions.NewConfigFlags(true), streams: streams}
+	o := &options{config: genericclioptions.NewConfigFlags(true), streams: streams, now: func() time.Time { return now }}
 	o.connect = func() (string, kubernetes.Interface, error) {
-		o.pod = pod
 		ns := "default"
 		if *o.config.Namespace != "" {
 			ns = *o.config.Namespace
@@ -109,23 +96,28 @@ func run(t *testing.T, pod fakePod, objs []runtime.Object, args ...string) (stdo
 	cmd.SetOut(out)
 	cmd.SetErr(errOut)
 	err = cmd.ExecuteContext(context.Background())
+	for _, a := range client.Actions() {
+		if (a.GetVerb() != "get" && a.GetVerb() != "list") || a.GetSubresource() != "" {
+			t.Errorf("the tool sent %s %s/%s: it may only read", a.GetVerb(), a.GetResource().Resource, a.GetSubresource())
+		}
+	}
 	return out.String(), errOut.String(), err
 }
 
 func TestExplain(t *testing.T) {
-	now := time.Now()
 	placed := st.MakePod().Namespace("ns").Name("web").UID("u1").SchedulerName("kns-3-scheduler").Node("a").Obj()
 	pending := st.MakePod().Namespace("ns").Name("ledger").UID("u2").SchedulerName("kns-3-scheduler").Obj()
 	other := st.MakePod().Namespace("ns").Name("other").UID("u3").SchedulerName("default-scheduler").Node("b").Obj()
-	objs := cluster(schedulerPodObj(), placed, pending, other,
-		event(placed, "e1", custombind.EventReason, "older placement", now.Add(-time.Minute)),
-		event(placed, "e2", custombind.EventReason, "Network-aware: a has simulator score 0.900", now),
-		event(pending, "e3", "FailedScheduling", "0/3 nodes are available: old", now.Add(-time.Minute)),
-		event(pending, "e4", "FailedScheduling", "0/3 nodes are available: new", now),
-	)
+	base := []runtime.Object{schedulerPod(), placed, pending, other,
+		event(placed, "e1", schedstatus.PlacementEventReason, "kns-3-scheduler", "older placement", now.Add(-time.Minute)),
+		event(placed, "e2", schedstatus.PlacementEventReason, "kns-3-scheduler", "Network-aware: a has simulator score 0.900", now),
+		event(placed, "e3", schedstatus.PlacementEventReason, "forger", "Network-aware: forged", now.Add(time.Minute)),
+		event(pending, "e4", installclient.ReasonFailedScheduling, "kns-3-scheduler", "0/3 nodes are available: old", now.Add(-time.Minute)),
+		event(pending, "e5", installclient.ReasonFailedScheduling, "kns-3-scheduler", "0/3 nodes are available: new", now),
+	}
+	objs := cluster(append(base, published(nil))...)
 	for _, tc := range []struct {
 		name      string
-		pod       fakePod
 		objs      []runtime.Object
 		args      []string
 		wantErr   string
@@ -134,62 +126,73 @@ func TestExplain(t *testing.T) {
 		checkJSON func(t *testing.T, e *explain.Explanation)
 	}{
 		{
-			name: "placed pod: rows, chosen node, the newest placement event",
-			pod:  healthy(), objs: objs, args: []string{"explain", "web", "-n", "ns"},
+			name: "placed pod: rows, chosen node, the profile's newest placement event",
+			objs: objs, args: []string{"explain", "web", "-n", "ns"},
 			wantOut: []string{"Pod ns/web (scheduler kns-3-scheduler) is on a.", "Placement event: Network-aware: a has simulator score 0.900",
+				"Simulation: received by the scheduler 3s ago; source \"test\", sampled 2026-11-30T09:59:30Z over a 30s window; normalization MinMax.",
 				"off", customfilter.ErrReasonDisabled},
 		},
 		{
 			name: "JSON output",
-			pod:  healthy(), objs: objs, args: []string{"explain", "web", "-n", "ns", "-o", "json"},
+			objs: objs, args: []string{"explain", "web", "-n", "ns", "-o", "json"},
 			checkJSON: func(t *testing.T, e *explain.Explanation) {
 				if e.Kind != "PlacementExplanation" || e.Node != "a" || len(e.Nodes) != 3 || e.Nodes[0].Node != "a" || !e.Nodes[0].Chosen ||
-					*e.Nodes[0].NormalizedScore != 100 || *e.Nodes[1].NormalizedScore != 0 || e.Nodes[2].Filter != explain.Reject {
+					*e.Nodes[0].SimulatorScore != 0.9 || *e.Nodes[0].NormalizedScore != 100 || *e.Nodes[1].NormalizedScore != 0 || e.Nodes[2].Filter != explain.Reject {
 					t.Errorf("explanation %+v", e)
 				}
 			},
 		},
 		{
 			name: "pending pod: the newest FailedScheduling message",
-			pod:  healthy(), objs: objs, args: []string{"explain", "ledger", "-n", "ns"},
+			objs: objs, args: []string{"explain", "ledger", "-n", "ns"},
 			wantOut: []string{"is pending.", "Last FailedScheduling: 0/3 nodes are available: new"},
 		},
 		{
-			name: "pod of another scheduler", pod: healthy(), objs: objs, args: []string{"explain", "other", "-n", "ns"},
+			name: "pod of another scheduler", objs: objs, args: []string{"explain", "other", "-n", "ns"},
 			wantErr: `pod ns/other is scheduled by "default-scheduler", which is not a KNS-3 profile (KNS-3 profiles: kns-3-scheduler)`,
 		},
 		{
-			name: "no such pod", pod: healthy(), objs: objs, args: []string{"explain", "nope", "-n", "ns"},
+			name: "no such pod", objs: objs, args: []string{"explain", "nope", "-n", "ns"},
 			wantErr: `pod "nope" not found in namespace "ns"`,
 		},
 		{
-			name: "scheduler not installed", pod: healthy(), objs: cluster(placed), args: []string{"explain", "web", "-n", "ns"},
-			wantErr: schedulerpod.ErrNotInstalled.Error(),
+			name: "scheduler not installed", objs: cluster(placed), args: []string{"explain", "web", "-n", "ns"},
+			wantErr: installclient.ErrNotInstalled.Error(),
 		},
 		{
-			name: "simulator down: a warning, verdicts without scores",
-			pod:  fakePod{configz: configzBody, simErr: timeoutError{}}, objs: objs, args: []string{"explain", "web", "-n", "ns"},
-			wantOut:  []string{"Simulation now: none (the simulator in pod kns-3-system/kns-3-scheduler-x does not answer (timed out))"},
-			wantWarn: "Warning: the simulator in pod kns-3-system/kns-3-scheduler-x does not answer (timed out); scores are missing",
+			name: "simulator down: a warning, the scores of the newest simulation",
+			objs: cluster(append(base, published(func(d *schedstatus.ProfileStatus) {
+				d.Simulator.LastFailure, d.Simulator.LastError = now.Add(-time.Second), "GET http://127.0.0.1:80/simulate: connection refused"
+			}))...), args: []string{"explain", "web", "-n", "ns"},
+			wantOut:  []string{"0.900"},
+			wantWarn: "Warning: the simulator of profile kns-3-scheduler is down (GET http://127.0.0.1:80/simulate: connection refused)",
 		},
 		{
-			name: "simulator answers 500",
-			pod:  fakePod{configz: configzBody, simStatus: 500}, objs: objs, args: []string{"explain", "web", "-n", "ns"},
-			wantWarn: "answered HTTP 500",
+			name: "no simulation yet: verdicts without scores",
+			objs: cluster(append(base, published(func(d *schedstatus.ProfileStatus) {
+				d.Simulator = schedstatus.Simulator{LastFailure: now, LastError: "timeout"}
+			}))...), args: []string{"explain", "web", "-n", "ns"},
+			wantOut:  []string{"Simulation: none (the scheduler holds no simulation yet: timeout)", customfilter.ErrReasonDisabled},
+			wantWarn: "is down (timeout)",
 		},
 		{
-			name: "profiles unreadable: the shipped profile is assumed",
-			pod:  fakePod{configzErr: errors.New("403 Forbidden"), simStatus: 200, sim: healthy().sim}, objs: objs, args: []string{"explain", "web", "-n", "ns"},
-			wantOut:  []string{"is on a."},
-			wantWarn: "cannot read the scheduler's profiles (403 Forbidden); assuming [kns-3-scheduler]",
+			name: "status not published: the shipped profile is assumed",
+			objs: cluster(base...), args: []string{"explain", "web", "-n", "ns"},
+			wantOut:  []string{"is on a.", "Simulation: none (no status published)"},
+			wantWarn: "no KNS-3 status published (ConfigMap kns-3-system/kns-3-status does not exist); assuming profile kns-3-scheduler",
 		},
 		{
-			name: "bad output format fails before any request", pod: healthy(), objs: nil, args: []string{"explain", "web", "-o", "wide"},
+			name: "stale status", objs: cluster(append(base, published(func(d *schedstatus.ProfileStatus) { d.Published = now.Add(-time.Hour) }))...),
+			args: []string{"explain", "web", "-n", "ns"}, wantOut: []string{"is on a."},
+			wantWarn: "was published 1h0m0s ago by kns-3-scheduler-587f979d6c-x: its scheduler has stopped publishing",
+		},
+		{
+			name: "bad output format fails before any request", objs: nil, args: []string{"explain", "web", "-o", "wide"},
 			wantErr: `--output "wide": want one of json, yaml, kyaml`,
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out, errOut, err := run(t, tc.pod, tc.objs, tc.args...)
+			out, errOut, err := run(t, tc.objs, tc.args...)
 			if tc.wantErr != "" {
 				if err == nil || err.Error() != tc.wantErr {
 					t.Fatalf("error %v, want %q", err, tc.wantErr)
@@ -203,6 +206,9 @@ func TestExplain(t *testing.T) {
 				if !strings.Contains(out, want) {
 					t.Errorf("output lacks %q:\n%s", want, out)
 				}
+			}
+			if strings.Contains(out, "forged") {
+				t.Errorf("output shows an event another reporter wrote:\n%s", out)
 			}
 			if !strings.Contains(errOut, tc.wantWarn) || (tc.wantWarn == "" && errOut != "") {
 				t.Errorf("stderr %q, want %q", errOut, tc.wantWarn)
@@ -218,24 +224,20 @@ func TestExplain(t *testing.T) {
 	}
 }
 
-type timeoutError struct{}
-
-func (timeoutError) Error() string   { return "i/o timeout" }
-func (timeoutError) Timeout() bool   { return true }
-func (timeoutError) Temporary() bool { return true }
-
-var _ net.Error = timeoutError{}
-
 func TestStatus(t *testing.T) {
-	now := time.Now()
 	a := st.MakePod().Namespace("ns").Name("a-pod").UID("u1").Obj()
 	b := st.MakePod().Namespace("other").Name("b-pod").UID("u2").Obj()
-	objs := cluster(schedulerPodObj(),
-		event(a, "e1", custombind.EventReason, "first", now.Add(-2*time.Minute)),
-		event(b, "e2", custombind.EventReason, "second", now.Add(-time.Minute)),
-		event(b, "e3", "Scheduled", "not a placement", now),
+	impostor := schedulerPod()
+	impostor.Namespace, impostor.Name = "default", "impostor"
+	sneaky := schedulerPod()
+	sneaky.Name, sneaky.Spec.ServiceAccountName = "kns-3-scheduler-587f979d6c-y", "default"
+	objs := cluster(schedulerPod(), impostor, sneaky, published(nil),
+		event(a, "e1", schedstatus.PlacementEventReason, "kns-3-scheduler", "first", now.Add(-2*time.Minute)),
+		event(b, "e2", schedstatus.PlacementEventReason, "kns-3-scheduler", "second", now.Add(-time.Minute)),
+		event(b, "e3", schedstatus.PlacementEventReason, "forger", "\x1b[2Jforged", now),
+		event(b, "e4", "Scheduled", "kns-3-scheduler", "not a placement", now),
 	)
-	out, _, err := run(t, healthy(), objs, "status", "-o", "json", "--last", "1")
+	out, errOut, err := run(t, objs, "status", "-o", "json", "--last", "1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,50 +245,45 @@ func TestStatus(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &s); err != nil {
 		t.Fatalf("%v:\n%s", err, out)
 	}
-	if len(s.Pods) != 1 || !s.Pods[0].Ready || s.Pods[0].Name != "kns-3-scheduler-x" {
-		t.Errorf("pods %+v", s.Pods)
+	if len(s.Pods) != 1 || !s.Pods[0].SchedulerReady || !s.Pods[0].Publishing || s.Pods[0].Name != "kns-3-scheduler-587f979d6c-x" {
+		t.Errorf("pods %+v, want only the install's", s.Pods)
+	}
+	if !strings.Contains(errOut, "ignoring pod kns-3-system/kns-3-scheduler-587f979d6c-y") || strings.Contains(errOut, "impostor") {
+		t.Errorf("stderr %q: want the unowned pod of the install's namespace named, no other", errOut)
 	}
 	if len(s.Profiles) != 1 || s.Profiles[0].Breaker != "open" || s.Profiles[0].FallbacksTotal != 10 || s.Profiles[0].ScoredCycles != 12 {
 		t.Errorf("profiles %+v", s.Profiles)
 	}
-	if s.Simulator == nil || s.Simulator.Source != "test" || s.Simulator.Nodes != 3 || s.Simulator.WindowSeconds != 30 {
-		t.Errorf("simulator %+v", s.Simulator)
+	if sim := s.Profiles[0].Simulator; sim.Source != "test" || sim.Nodes != 3 || sim.WindowSeconds != 30 || sim.Down {
+		t.Errorf("simulator %+v", sim)
 	}
 	if len(s.Placements) != 1 || s.Placements[0].Message != "second" || s.Placements[0].Namespace != "other" {
-		t.Errorf("placements %+v, want only the newest placement event", s.Placements)
+		t.Errorf("placements %+v, want only the newest of the profile's placement events", s.Placements)
 	}
 
-	out, _, err = run(t, fakePod{simErr: errors.New("connection refused")}, objs, "status")
+	out, _, err = run(t, objs, "status")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"kns-3-system/kns-3-scheduler-x", "kns-3-scheduler   open", "breaker_open=7,simulator_failed=3",
-		"Simulator: down: the simulator in pod kns-3-system/kns-3-scheduler-x cannot be reached: connection refused", "other/b-pod"} {
+	for _, want := range []string{"kns-3-system/kns-3-scheduler-587f979d6c-x", "kns-3-scheduler   PerCycle   open", "breaker_open=7,simulator_failed=3",
+		"Simulator (kns-3-scheduler): answered 3s ago", "other/b-pod"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
+	if strings.Contains(out, "forged") || strings.Contains(out, "impostor") {
+		t.Errorf("output shows what the install did not write:\n%s", out)
+	}
 
-	if _, _, err := run(t, healthy(), cluster(), "status"); !errors.Is(err, schedulerpod.ErrNotInstalled) {
-		t.Errorf("without a KNS-3 pod: %v, want %v", err, schedulerpod.ErrNotInstalled)
+	if _, _, err := run(t, cluster(impostor), "status"); !errors.Is(err, installclient.ErrNotInstalled) {
+		t.Errorf("with only an impostor: %v, want %v", err, installclient.ErrNotInstalled)
 	}
-}
-
-func TestParseProfiles(t *testing.T) {
-	got, err := parseProfiles([]byte(configzBody))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(got) != 1 || got["kns-3-scheduler"].absolute {
-		t.Errorf("profiles %+v, want kns-3-scheduler with MinMax", got)
-	}
-	abs, err := parseProfiles([]byte(strings.Replace(configzBody, `"MinMax"`, `"Absolute"`, 1)))
-	if err != nil || !abs["kns-3-scheduler"].absolute {
-		t.Errorf("Absolute: %+v, %v", abs, err)
-	}
-	for _, bad := range []string{"not json", `{"componentconfig":{}}`} {
-		if _, err := parseProfiles([]byte(bad)); err == nil {
-			t.Errorf("parseProfiles(%q) accepted", bad)
+	for _, last := range []string{"-1", "1001"} {
+		if _, _, err := run(t, objs, "status", "--last", last); err == nil || !strings.Contains(err.Error(), "--last "+last+": want") {
+			t.Errorf("--last %s: %v, want it refused", last, err)
 		}
+	}
+	if out, _, err := run(t, objs, "status", "--last", "0"); err != nil || !strings.Contains(out, "Last placements: none") {
+		t.Errorf("--last 0: %v\n%s", err, out)
 	}
 }

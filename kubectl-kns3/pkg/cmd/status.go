@@ -1,35 +1,37 @@
 package cmd
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"slices"
-	"time"
 
 	"github.com/spf13/cobra"
-	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 
-	"kns3.dev/kns3/kubectl-kns3/pkg/schedulerpod"
+	"kns3.dev/kns3/installclient"
 	"kns3.dev/kns3/kubectl-kns3/pkg/status"
-	"kns3.dev/kns3/scheduler/plugins/custombind"
 )
+
+// maxLast bounds --last: the placements are kept in memory while every
+// page of events is read.
+const maxLast = 1000
 
 func newStatusCommand(o *options) *cobra.Command {
 	out := newOutputFlags()
 	last := 5
 	cmd := &cobra.Command{
 		Use:   "status",
-		Short: "Show the KNS-3 scheduler pod, its simulator breaker and fallbacks, the simulator, and the last placements",
-		Long: `The KNS-3 pods and their readiness; for each KNS-3 profile, the simulator circuit breaker's
-state and the scheduling cycles scored with and without the simulator since the scheduler
-started (from its /metrics); the simulator's source, timestamp and window; the newest
-placement events in every namespace.`,
+		Short: "Show the KNS-3 scheduler pods, each profile's breaker and fallbacks, the simulator, and the last placements",
+		Long: `The scheduler pods the KNS-3 install made and their containers' readiness; for each KNS-3
+profile, as its scheduler last published it: the refresh mode, the simulator circuit breaker's
+state, the scheduling cycles scored with and without the simulator since the scheduler
+started, and what the simulator last answered; the newest placement events in every namespace.`,
 		Example: "  kubectl kns3 status\n  kubectl kns3 status -o yaml --last 20",
 		Args:    cobra.NoArgs,
-		PreRunE: func(*cobra.Command, []string) error { return out.validate() },
+		PreRunE: func(*cobra.Command, []string) error {
+			if last < 0 || last > maxLast {
+				return fmt.Errorf("--last %d: want a number of events from 0 to %d", last, maxLast)
+			}
+			return out.validate()
+		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			s, err := o.status(cmd.Context(), last)
 			if err != nil {
@@ -38,10 +40,10 @@ placement events in every namespace.`,
 			if done, err := out.print(s.SetKind(), o); done || err != nil {
 				return err
 			}
-			return status.Print(o.streams.Out, s, time.Now())
+			return status.Print(o.streams.Out, s, o.now())
 		},
 	}
-	cmd.Flags().IntVar(&last, "last", last, "how many placement events to show")
+	cmd.Flags().IntVar(&last, "last", last, fmt.Sprintf("how many placement events to show (0 to %d)", maxLast))
 	out.addFlags(cmd)
 	return cmd
 }
@@ -51,59 +53,16 @@ func (o *options) status(ctx context.Context, last int) (*status.Status, error) 
 	if err != nil {
 		return nil, err
 	}
-	pods, err := schedulerpod.Pods(ctx, client)
+	in, err := installclient.Find(ctx, client)
 	if err != nil {
 		return nil, err
 	}
-	s := &status.Status{}
-	var ready *v1.Pod
-	for i := range pods {
-		r := schedulerpod.Ready(&pods[i])
-		if r && ready == nil {
-			ready = &pods[i]
-		}
-		s.Pods = append(s.Pods, status.PodOf(&pods[i], r))
+	for _, name := range in.Ignored {
+		o.warn("ignoring pod %s: it wears the KNS-3 label, but the install did not make it", name)
 	}
-	if ready == nil {
-		s.MetricsError = "no ready KNS-3 pod"
-		s.SimulatorError = s.MetricsError
-	} else {
-		mctx, cancel := context.WithTimeout(ctx, o.timeout)
-		body, err := o.pod.schedulerGet(mctx, ready, "/metrics")
-		cancel()
-		if err == nil {
-			s.Profiles, err = status.ParseMetrics(bytes.NewReader(body))
-		}
-		if err != nil {
-			s.MetricsError = err.Error()
-		}
-		if sim, down := o.simulate(ctx, ready); sim == nil {
-			s.SimulatorError = down
-		} else {
-			s.Simulator = &status.Simulator{Source: sim.Source, Timestamp: sim.Timestamp, WindowSeconds: sim.WindowSeconds, Nodes: len(sim.Results)}
-		}
-	}
-	events, err := client.CoreV1().Events(metav1.NamespaceAll).List(ctx, metav1.ListOptions{
-		FieldSelector: fields.OneTermEqualSelector("reason", custombind.EventReason).String(),
-	})
+	events, err := installclient.Placements(ctx, client, in.ProfileNames(), last)
 	if err != nil {
-		return nil, fmt.Errorf("listing placement events: %w", err)
+		return nil, err
 	}
-	placements := slices.DeleteFunc(events.Items, func(e v1.Event) bool { return e.Reason != custombind.EventReason })
-	s.Placements = status.Placements(placements, last)
-	return s, nil
-}
-
-// newest is the message of the newest event with reason, "" without one.
-func newest(events []v1.Event, reason string) string {
-	var msg string
-	var at time.Time
-	for i := range events {
-		if e := &events[i]; e.Reason == reason {
-			if t := status.EventTime(e); msg == "" || !t.Before(at) {
-				msg, at = e.Message, t
-			}
-		}
-	}
-	return msg
+	return status.Build(in, events, o.now()), nil
 }

@@ -1,6 +1,6 @@
 // Package explain says, node by node, why the KNS-3 scheduler put a pod
 // where it did: the KNS-3 filter's verdict on the node's current labels
-// and the pod's annotation, the simulator's current score, the score
+// and the pod's annotation, the node's score in the newest simulation, the score
 // CustomScorePlugin's NormalizeScore makes of it among the candidates, and
 // the pod's placement event. Everything here is a pure function of objects
 // the caller fetched, so it is table-tested without a cluster.
@@ -17,9 +17,10 @@ import (
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 
+	"kns3.dev/kns3/scheduler/apis/config"
+	"kns3.dev/kns3/scheduler/apis/status"
 	"kns3.dev/kns3/scheduler/plugins/customfilter"
 	"kns3.dev/kns3/scheduler/plugins/customscore"
-	"kns3.dev/kns3/simulator/api"
 )
 
 // Filter verdicts of a Row.
@@ -29,13 +30,14 @@ const (
 )
 
 // Input is what Build explains: the pod, every node, and what the
-// scheduler pod and the API server said.
+// scheduler published and the API server said.
 type Input struct {
 	Pod   *v1.Pod
 	Nodes []v1.Node
-	// Simulation is the simulator's current answer; nil when it gave none
-	// (SimulatorError says why).
-	Simulation     *api.SimulationResponse
+	// Simulation is the newest simulation the pod's profile holds, as its
+	// scheduler published it; nil when it has none (SimulatorError says
+	// why).
+	Simulation     *status.Simulation
 	SimulatorError string
 	// Absolute is the profile's normalization: Absolute when true, MinMax
 	// (the default) when false.
@@ -68,9 +70,14 @@ type Explanation struct {
 
 // Simulation describes the simulator's answer the scores come from.
 type Simulation struct {
-	Source        string    `json:"source"`
-	Timestamp     time.Time `json:"timestamp"`
-	WindowSeconds int       `json:"windowSeconds"`
+	// Received is when the scheduler got it.
+	Received      time.Time `json:"received"`
+	Source        string    `json:"source,omitempty"`
+	Timestamp     time.Time `json:"timestamp,omitzero"`
+	WindowSeconds int       `json:"windowSeconds,omitempty"`
+	// Omitted counts the nodes whose scores the scheduler left out of its
+	// status to keep it bounded (their rows show none).
+	Omitted int `json:"omitted,omitempty"`
 }
 
 // Row is one node.
@@ -85,8 +92,8 @@ type Row struct {
 	// NoSchedule or NoExecute taint. Resources, affinity and the like
 	// are left to the scheduler's FailedScheduling message.
 	Other string `json:"otherFilters,omitempty"`
-	// SimulatorScore is the simulator's current score; nil when it has
-	// none for the node.
+	// SimulatorScore is the node's score in the newest simulation; nil
+	// when it has none for the node.
 	SimulatorScore *float64 `json:"simulatorScore,omitempty"`
 	// NormalizedScore is what NormalizeScore makes of the raw scores of
 	// the candidates (nodes that pass both checks above) before the
@@ -113,17 +120,19 @@ func Build(in Input) *Explanation {
 		Node:                 in.Pod.Spec.NodeName,
 		PlacementEvent:       in.PlacementEvent,
 		LastFailedScheduling: in.LastFailedScheduling,
-		Normalization:        "MinMax",
+		Normalization:        string(config.NormalizationMinMax),
 		SimulatorError:       in.SimulatorError,
 	}
 	if in.Absolute {
-		e.Normalization = "Absolute"
+		e.Normalization = string(config.NormalizationAbsolute)
 	}
-	var scores map[string]api.NodeResult
+	var scores map[string]int64
 	if s := in.Simulation; s != nil {
-		e.Simulation = &Simulation{Source: s.Source, Timestamp: s.Timestamp, WindowSeconds: s.WindowSeconds}
-		scores = s.Results
+		e.Simulation = &Simulation{Received: s.Received, Source: s.Source, Timestamp: s.Timestamp, WindowSeconds: s.WindowSeconds, Omitted: s.Omitted}
+		scores = s.MilliScores
 	}
+	// The plugin's raw scores, as the scheduler published them: exactly
+	// what its Score returned, whatever shape the simulator's answer had.
 	raw := map[string]int64{}
 	for _, n := range in.Nodes {
 		row := Row{Node: n.Name, Filter: Pass, Chosen: n.Name == e.Node}
@@ -131,12 +140,10 @@ func Build(in Input) *Explanation {
 			row.Filter, row.FilterReason = Reject, reason
 		}
 		row.Other = otherFilters(in.Pod, &n)
-		if r, ok := scores[n.Name]; ok {
-			if milli, ok := customscore.MilliScore(r.Score); ok {
-				score := r.Score
-				row.SimulatorScore = &score
-				raw[n.Name] = milli
-			}
+		if milli, ok := scores[n.Name]; ok {
+			score := float64(milli) / 1000
+			row.SimulatorScore = &score
+			raw[n.Name] = milli
 		}
 		e.Nodes = append(e.Nodes, row)
 	}

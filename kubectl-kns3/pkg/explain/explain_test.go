@@ -5,13 +5,14 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	st "k8s.io/kubernetes/pkg/scheduler/testing"
 
+	"kns3.dev/kns3/scheduler/apis/status"
 	"kns3.dev/kns3/scheduler/plugins/customfilter"
-	"kns3.dev/kns3/simulator/api"
 )
 
 func node(name string, labels map[string]string, taints ...v1.Taint) v1.Node {
@@ -20,10 +21,12 @@ func node(name string, labels map[string]string, taints ...v1.Taint) v1.Node {
 	return *n
 }
 
-func sim(scores map[string]float64) *api.SimulationResponse {
-	r := &api.SimulationResponse{Source: "test", WindowSeconds: 30, Results: map[string]api.NodeResult{}}
+// sim is a published simulation of scores (the simulator's, as the plugin
+// holds them: × 1000).
+func sim(scores map[string]float64) *status.Simulation {
+	r := &status.Simulation{Source: "test", WindowSeconds: 30, Received: time.Unix(1_800_000_000, 0), MilliScores: map[string]int64{}}
 	for n, s := range scores {
-		r.Results[n] = api.NodeResult{Score: s}
+		r.MilliScores[n] = int64(s * 1000)
 	}
 	return r
 }
@@ -184,14 +187,15 @@ func TestBuild(t *testing.T) {
 func TestPrint(t *testing.T) {
 	pending := st.MakePod().Namespace("ns").Name("r").SchedulerName("kns-3-scheduler").Obj()
 	e := Build(Input{Pod: pending, Nodes: demoNodes, Simulation: sim(demoScores), LastFailedScheduling: "0/4 nodes are available"})
+	now := time.Unix(1_800_000_012, 0)
 	var out bytes.Buffer
-	if err := Print(&out, e); err != nil {
+	if err := Print(&out, e, now); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
 		"Pod ns/r (scheduler kns-3-scheduler) is pending.",
 		"Last FailedScheduling: 0/4 nodes are available",
-		`Simulation now: source "test"`,
+		`Simulation: received by the scheduler 12s ago; source "test" over a 30s window; normalization MinMax.`,
 		"NODE", "worker2   pass", "0.707", customfilter.ErrReasonDisabled,
 	} {
 		if !strings.Contains(out.String(), want) {
@@ -200,10 +204,32 @@ func TestPrint(t *testing.T) {
 	}
 	placed := Build(Input{Pod: st.MakePod().Namespace("ns").Name("p").Node("worker2").Obj(), Nodes: demoNodes, PlacementEvent: "Network-aware: …", SimulatorError: "down"})
 	out.Reset()
-	if err := Print(&out, placed); err != nil {
+	if err := Print(&out, placed, now); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"is on worker2.", "Placement event: Network-aware: …", "Simulation now: none (down)", "here"} {
+	for _, want := range []string{"is on worker2.", "Placement event: Network-aware: …", "Simulation: none (down)", "here"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+// What cluster users and the simulator wrote reaches the terminal
+// escaped: no control sequence, no line of its own.
+func TestPrintEscapes(t *testing.T) {
+	s := sim(demoScores)
+	s.Source = "lab\x1b]0;owned\x07"
+	pending := st.MakePod().Namespace("ns").Name("r").SchedulerName("kns-3-scheduler").Obj()
+	e := Build(Input{Pod: pending, Nodes: demoNodes, Simulation: s, LastFailedScheduling: "0/4 nodes\n\x1b[2Jfake line",
+		PlacementEvent: "\x1b[1A\x1b[2KNetwork-aware: all good", SimulatorError: "x"})
+	var out bytes.Buffer
+	if err := Print(&out, e, time.Unix(1_800_000_012, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if strings.ContainsAny(out.String(), "\x1b\x07") {
+		t.Errorf("output holds a control character:\n%q", out.String())
+	}
+	for _, want := range []string{`Last FailedScheduling: 0/4 nodes\n^[[2Jfake line`, `Placement event: ^[[1A^[[2KNetwork-aware: all good`, `source "lab^[]0;owned\x07"`} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}

@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/printers"
+
+	"kns3.dev/kns3/kubectl-kns3/pkg/safetext"
 )
 
 // GroupVersion is the group and version -o json|yaml name the output with.
@@ -42,33 +44,37 @@ func (e *Explanation) DeepCopyObject() runtime.Object {
 	return &out
 }
 
-// Print writes e for a person: where the pod is (or why it waits), its
-// placement event, the simulation, then a table with a row per node.
-func Print(w io.Writer, e *Explanation) error {
+// Print writes e for a person, at now: where the pod is (or why it
+// waits), its placement event, the simulation, then a table with a row per
+// node. Text from the cluster and the simulator is escaped.
+func Print(w io.Writer, e *Explanation, now time.Time) error {
 	tw := printers.GetNewTabWriter(w)
 	where := "is on " + e.Node
 	if e.Node == "" {
 		where = "is pending"
 	}
-	fmt.Fprintf(tw, "Pod %s/%s (scheduler %s) %s.\n", e.Namespace, e.Pod, e.SchedulerName, where)
+	fmt.Fprintf(tw, "Pod %s/%s (scheduler %s) %s.\n", e.Namespace, e.Pod, safetext.Line(e.SchedulerName), where)
 	if e.Node == "" {
 		msg := e.LastFailedScheduling
 		if msg == "" {
 			msg = "none yet"
 		}
-		fmt.Fprintf(tw, "Last FailedScheduling: %s\n", msg)
+		fmt.Fprintf(tw, "Last FailedScheduling: %s\n", safetext.Line(msg))
 	}
 	if e.PlacementEvent != "" {
-		fmt.Fprintf(tw, "Placement event: %s\n", e.PlacementEvent)
+		fmt.Fprintf(tw, "Placement event: %s\n", safetext.Line(e.PlacementEvent))
 	} else if e.Node != "" {
 		fmt.Fprintf(tw, "Placement event: none found (events expire, by default after an hour)\n")
 	}
-	switch {
-	case e.Simulation != nil:
-		fmt.Fprintf(tw, "Simulation now: source %q, sampled %s over %ds; normalization %s.\n",
-			e.Simulation.Source, e.Simulation.Timestamp.UTC().Format(time.RFC3339), e.Simulation.WindowSeconds, e.Normalization)
+	switch s := e.Simulation; {
+	case s != nil:
+		fmt.Fprintf(tw, "Simulation: received by the scheduler %s ago; %s; normalization %s.\n",
+			now.Sub(s.Received).Round(time.Second), Describe(s.Source, s.Timestamp, s.WindowSeconds), e.Normalization)
+		if s.Omitted > 0 {
+			fmt.Fprintf(tw, "The scheduler's status leaves out the scores of %d lower-ranked nodes.\n", s.Omitted)
+		}
 	default:
-		fmt.Fprintf(tw, "Simulation now: none (%s); normalization %s.\n", e.SimulatorError, e.Normalization)
+		fmt.Fprintf(tw, "Simulation: none (%s); normalization %s.\n", safetext.Line(e.SimulatorError), e.Normalization)
 	}
 	fmt.Fprintln(tw)
 	fmt.Fprintln(tw, "NODE\tKNS-3 FILTER\tSIMULATOR SCORE\tNORMALIZED\tRANK\tPOD\tREASON")
@@ -93,7 +99,7 @@ func Print(w io.Writer, e *Explanation) error {
 		if r.Chosen {
 			pod = "here"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Node, r.Filter, score, normalized, rank, pod, reason)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Node, r.Filter, score, normalized, rank, pod, safetext.Line(reason))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -103,4 +109,17 @@ func Print(w io.Writer, e *Explanation) error {
 	_, err := fmt.Fprintln(w, "\nCandidates (normalized, ranked) are the nodes KNS-3's filter, taints and cordons leave; resources,\n"+
 		"node and pod affinity and spread are not evaluated here: the placement event says what the scheduler found.")
 	return err
+}
+
+// Describe says what a simulation's own metadata says of it: where its
+// numbers come from, when they were sampled, over what window.
+func Describe(source string, sampled time.Time, windowSeconds int) string {
+	out := `source "` + safetext.Line(source) + `"`
+	if !sampled.IsZero() {
+		out += ", sampled " + sampled.UTC().Format(time.RFC3339)
+	}
+	if windowSeconds > 0 {
+		out += fmt.Sprintf(" over a %ds window", windowSeconds)
+	}
+	return out
 }

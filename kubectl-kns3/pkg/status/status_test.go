@@ -1,57 +1,92 @@
 package status
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-)
 
-func TestEventTime(t *testing.T) {
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	for _, tc := range []struct {
-		name string
-		e    v1.Event
-		want time.Time
-	}{
-		{"core writer: lastTimestamp", v1.Event{ObjectMeta: metav1.ObjectMeta{CreationTimestamp: metav1.NewTime(t0)}, LastTimestamp: metav1.NewTime(t0.Add(time.Hour))}, t0.Add(time.Hour)},
-		{"events.k8s.io writer: eventTime", v1.Event{EventTime: metav1.NewMicroTime(t0.Add(time.Minute))}, t0.Add(time.Minute)},
-		{"a series: its last observation", v1.Event{EventTime: metav1.NewMicroTime(t0), Series: &v1.EventSeries{LastObservedTime: metav1.NewMicroTime(t0.Add(2 * time.Hour))}}, t0.Add(2 * time.Hour)},
-		{"nothing but creation", v1.Event{ObjectMeta: metav1.ObjectMeta{CreationTimestamp: metav1.NewTime(t0)}}, t0},
-	} {
-		if got := EventTime(&tc.e); !got.Equal(tc.want) {
-			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
-		}
-	}
-}
+	"kns3.dev/kns3/installclient"
+	schedstatus "kns3.dev/kns3/scheduler/apis/status"
+)
 
 func TestPlacementsNewestFirst(t *testing.T) {
 	t0 := time.Now()
 	ev := func(pod string, at time.Time) v1.Event {
 		return v1.Event{InvolvedObject: v1.ObjectReference{Namespace: "ns", Name: pod}, Message: pod, EventTime: metav1.NewMicroTime(at)}
 	}
-	got := Placements([]v1.Event{ev("old", t0.Add(-time.Hour)), ev("new", t0), ev("mid", t0.Add(-time.Minute))}, 2)
-	if len(got) != 2 || got[0].Pod != "new" || got[1].Pod != "mid" {
-		t.Errorf("Placements = %+v, want new then mid", got)
+	got := Placements([]v1.Event{ev("old", t0.Add(-time.Hour)), ev("new", t0), ev("mid", t0.Add(-time.Minute))})
+	if len(got) != 3 || got[0].Pod != "new" || got[1].Pod != "mid" || got[2].Pod != "old" {
+		t.Errorf("Placements = %+v, want new, mid, old", got)
 	}
 }
 
-func TestParseMetricsIgnoresOtherSeries(t *testing.T) {
-	profiles, err := ParseMetrics(strings.NewReader(`# TYPE scheduler_pending_pods gauge
-scheduler_pending_pods{queue="active"} 3
-# TYPE kns3_simulator_breaker_state gauge
-kns3_simulator_breaker_state{profile="a"} 0
-kns3_simulator_breaker_state{profile="b"} 1
-`))
-	if err != nil {
+func TestBuildAndPrint(t *testing.T) {
+	now := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "kns-3-system", Name: "kns-3-scheduler-x"}, Spec: v1.PodSpec{NodeName: "cp"}}
+	doc := func(profile, breaker string, published time.Time, down bool) schedstatus.ProfileStatus {
+		d := schedstatus.ProfileStatus{
+			Profile: profile, Instance: "kns-3-scheduler-x", Published: published, IntervalSeconds: 5, HeartbeatSeconds: 60,
+			RefreshMode: "PerCycle", Breaker: breaker, ScoredCycles: 12,
+			Fallbacks: map[string]int64{"breaker_open": 7, "simulator_failed": 3, "stale": 0},
+			Simulator: schedstatus.Simulator{
+				LastSuccess: now.Add(-10 * time.Second),
+				Simulation: &schedstatus.Simulation{Received: now.Add(-10 * time.Second), Source: "lab\x1b[2J", WindowSeconds: 30,
+					Timestamp: now.Add(-20 * time.Second), MilliScores: map[string]int64{"a": 900, "b": 100}, Omitted: 3},
+			},
+		}
+		if down {
+			d.Simulator.LastFailure, d.Simulator.LastError = now.Add(-2*time.Second), "connection refused"
+		}
+		return d
+	}
+	in := &installclient.Install{
+		Kind: installclient.SecondScheduler, Namespace: "kns-3-system",
+		Pods:     []installclient.Pod{{Pod: pod, SchedulerReady: true, Restarts: 1, Publishing: true}},
+		Ignored:  []string{"kns-3-system/fake"},
+		Profiles: []schedstatus.ProfileStatus{doc("kns-3-scheduler", "open", now.Add(-3*time.Second), true), doc("old", "closed", now.Add(-time.Hour), false)},
+	}
+	events := []v1.Event{{InvolvedObject: v1.ObjectReference{Namespace: "ns", Name: "web"}, Message: "Network-aware:\n\x1b]0;x\x07 forged?", EventTime: metav1.NewMicroTime(now.Add(-time.Minute))}}
+	s := Build(in, events, now)
+	p := s.Profiles[0]
+	if p.FallbacksTotal != 10 || !p.Simulator.Down || p.Simulator.Nodes != 5 || p.Stale {
+		t.Errorf("profile %+v", p)
+	}
+	if !s.Profiles[1].Stale {
+		t.Error("a document an hour old is not stale")
+	}
+	var out bytes.Buffer
+	if err := Print(&out, s, now); err != nil {
 		t.Fatal(err)
 	}
-	if len(profiles) != 2 || profiles[0].Name != "a" || profiles[0].Breaker != "closed" || profiles[1].Breaker != "open" {
-		t.Errorf("profiles %+v", profiles)
+	for _, want := range []string{
+		"KNS-3 install: second-scheduler, namespace kns-3-system.",
+		"kns-3-system/kns-3-scheduler-x   cp     ready       not ready   1          yes",
+		"kns-3-scheduler   PerCycle   open      12              10          breaker_open=7,simulator_failed=3   3s ago by kns-3-scheduler-x",
+		"(stale: the scheduler stopped publishing)",
+		"Simulator (kns-3-scheduler): down: the last request, 2s ago, failed: connection refused; newest simulation received 10s ago: source \"lab^[[2J\", sampled 2026-11-30T09:59:40Z over a 30s window, 5 nodes scored.",
+		"Simulator (old): answered 10s ago;",
+		`ns/web            1m0s   Network-aware:\n^[]0;x\x07 forged?`,
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
 	}
-	if _, err := ParseMetrics(strings.NewReader("garbage{")); err == nil {
-		t.Error("a broken exposition parsed")
+	if strings.ContainsAny(out.String(), "\x1b\x07") {
+		t.Errorf("output holds a control character:\n%q", out.String())
+	}
+}
+
+// TestDeepCopyObject: the copy is equal and shares no map.
+func TestDeepCopyObject(t *testing.T) {
+	s := &Status{Profiles: []Profile{{Name: "p", Fallbacks: map[string]int64{"stale": 1}}}, Pods: []Pod{{Name: "x"}}}
+	c := s.DeepCopyObject().(*Status)
+	c.Profiles[0].Fallbacks["stale"] = 2
+	c.Pods[0].Name = "y"
+	if s.Profiles[0].Fallbacks["stale"] != 1 || s.Pods[0].Name != "x" {
+		t.Error("the copy shares memory with the original")
 	}
 }

@@ -4,6 +4,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
+// ProfileName is the scheduler name of the profile the shipped
+// configurations run the KNS-3 plugins in.
+const ProfileName = "kns-3-scheduler"
+
 // RefreshMode says when CustomScorePlugin asks the simulator.
 type RefreshMode string
 
