@@ -23,8 +23,12 @@ import (
 	"kns3.dev/kns3/scheduler/plugins/customscore"
 )
 
-// configPath is the configuration the product ships.
-const configPath = "../../deploy/scheduler-config.yaml"
+// configPath is the configuration the product ships; controlPlaneConfig
+// the one-scheduler install's.
+const (
+	configPath         = "../../deploy/scheduler-config.yaml"
+	controlPlaneConfig = "../../deploy/control-plane/scheduler-config.yaml"
+)
 
 func init() {
 	// Several schedulers start in one process, one after another.
@@ -38,6 +42,8 @@ type schedulerOptions struct {
 	// clientQPS, when set, raises the scheduler's API client limits (qps,
 	// burst 2×) above the shipped 50/100, as scheduler_perf does for bursts.
 	clientQPS int
+	// config is the shipped configuration to start from; empty: configPath.
+	config string
 }
 
 // startScheduler runs kns-3-scheduler in the test process: the upstream
@@ -103,7 +109,11 @@ func startScheduler(t testing.TB, cp *controlPlane, simulatorURL string, so sche
 
 func writeSchedulerConfig(t testing.TB, kubeconfig, simulatorURL string, so schedulerOptions) string {
 	t.Helper()
-	data, err := os.ReadFile(configPath)
+	path := so.config
+	if path == "" {
+		path = configPath
+	}
+	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,25 +126,43 @@ func writeSchedulerConfig(t testing.TB, kubeconfig, simulatorURL string, so sche
 		conn["qps"], conn["burst"] = so.clientQPS, 2*so.clientQPS
 	}
 	cfg["clientConnection"] = conn
-	args := map[string]any{"simulatorURL": simulatorURL}
+	// A scheduler that loses (or gives up) its lease exits the process, as
+	// upstream's does: tests stop theirs by cancelling it.
+	cfg["leaderElection"] = map[string]any{"leaderElect": false}
+	var profile map[string]any
+	for _, p := range cfg["profiles"].([]any) {
+		if p := p.(map[string]any); p["schedulerName"] == plugins.ProfileName {
+			profile = p
+		}
+	}
+	if profile == nil {
+		t.Fatalf("%s: no profile %s", path, plugins.ProfileName)
+	}
+	// The shipped args, then the test's, then the stub's address.
+	args := map[string]any{}
+	if pcs, ok := profile["pluginConfig"].([]any); ok {
+		for _, pc := range pcs {
+			if pc := pc.(map[string]any); pc["name"] == customscore.Name {
+				if shipped, ok := pc["args"].(map[string]any); ok {
+					args = shipped
+				}
+			}
+		}
+	}
 	for k, v := range so.scoreArgs {
 		args[k] = v
 	}
-	profiles := cfg["profiles"].([]any)
-	profile := profiles[0].(map[string]any)
-	if profile["schedulerName"] != plugins.ProfileName {
-		t.Fatalf("%s: first profile is %v, want %s", configPath, profile["schedulerName"], plugins.ProfileName)
-	}
+	args["simulatorURL"] = simulatorURL
 	profile["pluginConfig"] = []any{map[string]any{"name": customscore.Name, "args": args}}
 	out, err := yaml.Marshal(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "scheduler-config.yaml")
-	if err := os.WriteFile(path, out, 0o600); err != nil {
+	written := filepath.Join(t.TempDir(), "scheduler-config.yaml")
+	if err := os.WriteFile(written, out, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return path
+	return written
 }
 
 // featureName keeps the gate's name in test names readable.
