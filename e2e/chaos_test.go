@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 	"sigs.k8s.io/e2e-framework/pkg/features"
 
+	schedstatus "kns3.dev/kns3/scheduler/apis/status"
 	"kns3.dev/kns3/tools/kindenv"
 )
 
@@ -32,7 +33,6 @@ const (
 	// ranking within this time (the breaker's prober asks at least every
 	// second; the rest is the port-forward and pod creation).
 	recoveryBound = 5 * time.Second
-	scoredCycles  = `kns3_simulator_scored_cycles_total{profile="kns-3-scheduler"}`
 )
 
 // TestSimulatorChaos runs the deployed pod's simulator through a hang, a
@@ -59,14 +59,16 @@ func TestSimulatorChaos(t *testing.T) {
 				c.expectRecovery(binds, "recovered-1", scores(c.disabled, 0.95, c.rigorous, 0.9, c.plain, 0.1), c.rigorous, c.plain)
 
 				// 3. Half the requests fail at random.
-				before := c.schedulerMetrics()
+				before := c.published()
 				c.setScenarioDoc("source: chaos-errors\nnodes:\n"+scores(c.plain, 0.9, c.rigorous, 0.1)+"fault: {error_rate: 0.5}\n",
 					servesSource("chaos-errors"))
 				c.expectBoundWithin(binds, binds.create(c, "errors", 12), stallBound, "simulator failing half its requests")
-				after := c.schedulerMetrics()
-				scored := after[scoredCycles] - before[scoredCycles]
-				fell := after[fallbacksFailed] + after[fallbacksOpen] - before[fallbacksFailed] - before[fallbacksOpen]
-				t.Logf("50%% errors: %.0f of %.0f cycles network-aware", scored, scored+fell)
+				after := c.awaitPublished("the cycles of 12 pods", func(d schedstatus.ProfileStatus) bool {
+					return d.ScoredCycles+fallbacks(d) >= before.ScoredCycles+fallbacks(before)+12
+				})
+				scored := after.ScoredCycles - before.ScoredCycles
+				fell := fallbacks(after) - fallbacks(before)
+				t.Logf("50%% errors: %d of %d cycles network-aware", scored, scored+fell)
 
 				// 4. The simulator exits; the kubelet restarts its container.
 				c.setScenarioText("source: chaos-exit\nnodes:\n" + scores(c.plain, 0.9, c.rigorous, 0.1) + "fault: {exit_code: 3}\n")
@@ -147,6 +149,17 @@ func (b *bindWatch) create(c *cluster, prefix string, n int, opts ...func(*st.Po
 		b.mu.Unlock()
 	}
 	return names
+}
+
+// createFor creates one pod for scheduler, recording its creation time,
+// and returns its name.
+func (b *bindWatch) createFor(c *cluster, name, scheduler string) string {
+	c.t.Helper()
+	c.createPodFor(st.MakePod().Name(name), scheduler, "")
+	b.mu.Lock()
+	b.created[name] = time.Now()
+	b.mu.Unlock()
+	return name
 }
 
 // expectBoundWithin waits for every pod to be bound and fails if any took

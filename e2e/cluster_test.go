@@ -3,11 +3,8 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
-	"crypto/tls"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -27,6 +24,9 @@ import (
 	"sigs.k8s.io/e2e-framework/pkg/features"
 
 	kns3 "kns3.dev/kns3"
+	"kns3.dev/kns3/installclient"
+	"kns3.dev/kns3/scheduler/apis/config"
+	schedstatus "kns3.dev/kns3/scheduler/apis/status"
 	"kns3.dev/kns3/scheduler/plugins/custombind"
 	"kns3.dev/kns3/scheduler/plugins/customfilter"
 	"kns3.dev/kns3/simulator/api"
@@ -272,60 +272,44 @@ func (c *cluster) setScenario(source, nodesYAML string, fault bool) {
 	c.setScenarioDoc(doc, served)
 }
 
-// schedulerMetrics scrapes the scheduler's /metrics over its secure port,
-// authenticated with the kubeconfig's client certificate as an operator's
-// Prometheus would be with its own.
-func (c *cluster) schedulerMetrics() map[string]float64 {
+// published is the kns-3-scheduler profile's status as its scheduler last
+// published it (at most publishInterval behind), read as kubectl kns3
+// reads it.
+func (c *cluster) published() schedstatus.ProfileStatus {
 	c.t.Helper()
-	ctx := context.Background()
-	pod, err := kindenv.SchedulerPod(ctx, c.client)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	port, stop, err := kindenv.Forward(c.cfg, c.client, kindenv.Namespace, pod.Name, 10259)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	defer close(stop)
-	cert, err := tls.X509KeyPair(c.cfg.CertData, c.cfg.KeyData)
-	if err != nil {
-		c.t.Fatalf("kubeconfig client certificate: %v", err)
-	}
-	httpClient := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{
-		Certificates: []tls.Certificate{cert},
-		// The scheduler serves a self-signed certificate; the port-forward
-		// already ties the connection to its pod.
-		InsecureSkipVerify: true, //nolint:gosec
-	}}}
-	resp, err := httpClient.Get(fmt.Sprintf("https://127.0.0.1:%d/metrics", port))
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		c.t.Fatalf("GET /metrics: %s: %s", resp.Status, body)
-	}
-	return parseMetrics(resp.Body)
+	return c.awaitPublished("a published status", func(schedstatus.ProfileStatus) bool { return true })
 }
 
-// parseMetrics reads the kns3_ series of a Prometheus text exposition.
-func parseMetrics(r io.Reader) map[string]float64 {
-	out := map[string]float64{}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, "kns3_") {
-			continue
+// awaitPublished waits until the published status of the kns-3-scheduler
+// profile satisfies cond, and returns it.
+func (c *cluster) awaitPublished(what string, cond func(schedstatus.ProfileStatus) bool) schedstatus.ProfileStatus {
+	c.t.Helper()
+	var doc schedstatus.ProfileStatus
+	var last string
+	err := wait.For(func(ctx context.Context) (bool, error) {
+		in, err := installclient.Find(ctx, c.client)
+		if err != nil {
+			last = err.Error()
+			return false, nil
 		}
-		i := strings.LastIndexByte(line, ' ')
-		var v float64
-		if _, err := fmt.Sscan(line[i+1:], &v); err == nil {
-			out[line[:i]] = v
+		d, ok := in.Profile(config.ProfileName)
+		if !ok {
+			last = "no status of profile " + config.ProfileName + ": " + in.StatusError
+			return false, nil
 		}
+		doc, last = d, fmt.Sprintf("last published %s", d.Published.Format(time.RFC3339))
+		return cond(d), nil
+	}, wait.WithInterval(500*time.Millisecond), wait.WithTimeout(time.Minute), wait.WithImmediate())
+	if err != nil {
+		c.t.Fatalf("waiting for %s: %s: %v", what, last, err)
 	}
-	return out
+	return doc
+}
+
+// fallbacks is how many cycles the status counts as scored without the
+// simulator failing or its breaker open.
+func fallbacks(d schedstatus.ProfileStatus) int64 {
+	return d.Fallbacks["simulator_failed"] + d.Fallbacks["breaker_open"]
 }
 
 // boundLogged checks the scheduler's log has the PostBind line for each

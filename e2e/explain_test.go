@@ -18,8 +18,10 @@ import (
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 	"sigs.k8s.io/e2e-framework/pkg/features"
 
+	"kns3.dev/kns3/installclient"
 	kns3cmd "kns3.dev/kns3/kubectl-kns3/pkg/cmd"
 	"kns3.dev/kns3/kubectl-kns3/pkg/explain"
+	schedstatus "kns3.dev/kns3/scheduler/apis/status"
 	"kns3.dev/kns3/scheduler/plugins/customfilter"
 	"kns3.dev/kns3/test/conditions"
 	"kns3.dev/kns3/test/pods"
@@ -108,6 +110,10 @@ func TestPlacementExplained(t *testing.T) {
 					t.Fatalf("rigorous landed on %s, want %s", node, c.rigorous)
 				}
 				event := c.placementEvent("rigorous")
+				// kubectl kns3 reads the scores as the scheduler published them.
+				c.awaitPublished("the simulation of explain-rigorous", func(d schedstatus.ProfileStatus) bool {
+					return d.Simulator.Simulation != nil && d.Simulator.Simulation.Source == "explain-rigorous"
+				})
 				e := c.explainJSON(cfg, "rigorous")
 				if e.Node != c.rigorous || e.PlacementEvent != event || e.Simulation == nil || e.Simulation.Source != "explain-rigorous" {
 					t.Errorf("explanation: node %q, event %q (recorded %q), simulation %+v", e.Node, e.PlacementEvent, event, e.Simulation)
@@ -156,9 +162,16 @@ func TestPlacementExplained(t *testing.T) {
 				if _, err := kubectlKNS3(cfg, "explain", "no-such-pod", "-n", c.ns); err == nil || !strings.Contains(err.Error(), `pod "no-such-pod" not found`) {
 					t.Errorf("kubectl kns3 explain no-such-pod: %v", err)
 				}
+				// A ready pod wearing KNS-3's label, made by a user, not by the
+				// install: the tool must neither list it nor ask it anything.
+				c.createPodFor(st.MakePod().Name("impostor").Label(installclient.AppLabel, installclient.AppName), "default-scheduler", "")
+				c.scheduled("impostor")
 				out, err := kubectlKNS3(cfg, "status")
 				if err != nil || !strings.Contains(out, "kns-3-scheduler") || !strings.Contains(out, "LAST PLACEMENTS") {
 					t.Errorf("kubectl kns3 status: %v\n%s", err, out)
+				}
+				if strings.Contains(out, "impostor") {
+					t.Errorf("kubectl kns3 status lists the impostor pod:\n%s", out)
 				}
 				t.Logf("kubectl kns3 status:\n%s", out)
 				return ctx

@@ -10,40 +10,31 @@ import (
 	"time"
 
 	st "k8s.io/kubernetes/pkg/scheduler/testing"
-	"sigs.k8s.io/e2e-framework/klient/wait"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 	"sigs.k8s.io/e2e-framework/pkg/features"
-)
 
-const (
-	// The exposition sorts labels by name.
-	fallbacksFailed = `kns3_simulator_fallbacks_total{profile="kns-3-scheduler",reason="simulator_failed"}`
-	fallbacksOpen   = `kns3_simulator_fallbacks_total{profile="kns-3-scheduler",reason="breaker_open"}`
-	breakerState    = `kns3_simulator_breaker_state{profile="kns-3-scheduler"}`
+	schedstatus "kns3.dev/kns3/scheduler/apis/status"
 )
 
 // awaitBreakerClosed waits until CustomScorePlugin's breaker reports
 // closed: its background prober closes it within about a second of the
-// simulator answering again, with no scheduling cycle needed.
+// simulator answering again, with no scheduling cycle needed, and the
+// status says so within a publication.
 func (c *cluster) awaitBreakerClosed() {
 	c.t.Helper()
 	start := time.Now()
-	err := wait.For(func(context.Context) (bool, error) {
-		state, ok := c.schedulerMetrics()[breakerState]
-		return ok && state == 0, nil
-	}, wait.WithInterval(500*time.Millisecond), wait.WithTimeout(time.Minute), wait.WithImmediate())
-	if err != nil {
-		c.t.Fatalf("CustomScorePlugin's breaker did not close: %v", err)
-	}
-	c.t.Logf("CustomScorePlugin's breaker closed %.1fs after the simulator was healthy again", time.Since(start).Seconds())
+	c.awaitPublished("CustomScorePlugin's breaker closed", func(d schedstatus.ProfileStatus) bool {
+		return d.Breaker == schedstatus.BreakerClosed && d.Simulator.LastSuccess.After(start)
+	})
+	c.t.Logf("CustomScorePlugin's breaker reported closed %.1fs after the simulator was healthy again", time.Since(start).Seconds())
 }
 
 func TestSimulatorFailureFallback(t *testing.T) {
 	f := inNamespace(features.New("CustomScorePlugin fallback"), "kns3-e2e-fallback").
-		Assess("with the simulator failing, pods still schedule and the metrics show it",
+		Assess("with the simulator failing, pods still schedule and the status shows it",
 			func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 				c := newCluster(t, cfg)
-				before := c.schedulerMetrics()
+				before := c.published()
 				c.setScenario("failing", scores(c.plain, 0.9), true)
 				t.Cleanup(func() {
 					c.setScenario("healthy-again", scores(c.plain, 0.9), false)
@@ -68,15 +59,14 @@ func TestSimulatorFailureFallback(t *testing.T) {
 					}
 				}
 				c.boundLogged(bound)
-				after := c.schedulerMetrics()
-				fallbacks := after[fallbacksFailed] + after[fallbacksOpen] - before[fallbacksFailed] - before[fallbacksOpen]
-				t.Logf("fallbacks during the test: simulator_failed %+.0f, breaker_open %+.0f",
-					after[fallbacksFailed]-before[fallbacksFailed], after[fallbacksOpen]-before[fallbacksOpen])
-				if fallbacks < 4 {
-					t.Errorf("kns3_simulator_fallbacks_total rose by %.0f for 4 pods scheduled without the simulator, want ≥ 4", fallbacks)
-				}
-				if after[fallbacksFailed] <= before[fallbacksFailed] {
-					t.Errorf("%s did not rise (%.0f → %.0f)", fallbacksFailed, before[fallbacksFailed], after[fallbacksFailed])
+				// The published status counts them within a publication.
+				after := c.awaitPublished("the fallbacks of 4 pods", func(d schedstatus.ProfileStatus) bool {
+					return fallbacks(d) >= fallbacks(before)+4 && d.Fallbacks["simulator_failed"] > before.Fallbacks["simulator_failed"]
+				})
+				t.Logf("fallbacks during the test: simulator_failed %+d, breaker_open %+d",
+					after.Fallbacks["simulator_failed"]-before.Fallbacks["simulator_failed"], after.Fallbacks["breaker_open"]-before.Fallbacks["breaker_open"])
+				if !after.Simulator.Down() || !strings.Contains(after.Simulator.LastError, "500") {
+					t.Errorf("the status says the simulator is up (last error %q), while it answers 500", after.Simulator.LastError)
 				}
 				return ctx
 			}).

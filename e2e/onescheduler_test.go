@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -28,6 +29,11 @@ const (
 	burstCPU  = "300m"
 	// preferencePods is how many pods check each soft preference.
 	preferencePods = 3
+	// slowBurst KNS-3 pods wait ahead of a default pod while the
+	// simulator answers in 4.9 s; the default pod must still bind within
+	// slowDefaultBound of its creation.
+	slowBurst        = 20
+	slowDefaultBound = 2 * time.Second
 )
 
 // TestOneScheduler runs the mixed burst with the second-scheduler install,
@@ -110,6 +116,28 @@ func TestOneScheduler(t *testing.T) {
 				}
 				t.Logf("mixed burst of %d KNS-3 and %d default pods (%s each): OutOfcpu rejections: two schedulers %d, one scheduler 0",
 					burstPods, burstPods, burstCPU, twoSchedulers)
+				return ctx
+			}).
+		Assess("a simulator answering in 4.9 s holds up no pod of the cluster",
+			func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+				c := newCluster(t, cfg)
+				// Just under the plugin's 5 s timeout: every request succeeds.
+				c.setScenarioDoc("source: slow\nnodes:\n"+scores(c.plain, 0.9, c.rigorous, 0.1)+"fault: {delay_ms: 4900}\n", isHanging)
+				t.Cleanup(func() { c.setScenario("fast-again", scores(c.plain, 0.9), false) })
+				binds := c.watchBinds()
+				kns3Pods := binds.create(c, "slow-kns3", slowBurst)
+				other := binds.createFor(c, "slow-default", v1.DefaultSchedulerName)
+				c.expectBoundWithin(binds, []string{other}, slowDefaultBound, "a default pod behind "+fmt.Sprint(slowBurst)+" KNS-3 pods, the simulator answering in 4.9 s")
+				c.expectBoundWithin(binds, kns3Pods, stallBound, "KNS-3 pods, the simulator answering in 4.9 s")
+				doc := c.published()
+				if doc.RefreshMode != "Background" {
+					t.Errorf("the control plane's KNS-3 profile refreshes %s, want Background", doc.RefreshMode)
+				}
+				out, err := kubectlKNS3(cfg, "status")
+				if err != nil || !strings.Contains(out, "KNS-3 install: control-plane, namespace kube-system.") || !strings.Contains(out, "Background") {
+					t.Errorf("kubectl kns3 status on the control-plane install: %v\n%s", err, out)
+				}
+				t.Logf("kubectl kns3 status:\n%s", out)
 				return ctx
 			}).
 		Feature()
