@@ -24,7 +24,7 @@ func (c *cluster) awaitBreakerClosed() {
 	c.t.Helper()
 	start := time.Now()
 	c.awaitPublished("CustomScorePlugin's breaker closed", func(d schedstatus.ProfileStatus) bool {
-		return d.Breaker == schedstatus.BreakerClosed && d.Simulator.LastSuccess.After(start)
+		return d.Breaker == schedstatus.BreakerClosed && !d.Simulator.Down()
 	})
 	c.t.Logf("CustomScorePlugin's breaker reported closed %.1fs after the simulator was healthy again", time.Since(start).Seconds())
 }

@@ -29,6 +29,9 @@ const (
 	// many are bound when the leader is killed.
 	haBurst     = 150
 	haKillAfter = 30
+	// haRate is the burst's pods per second: it lasts 15 s, about the
+	// lease duration, so the failover happens while it goes on.
+	haRate = 10
 	// leaseDuration is kube-scheduler's default, which deploy/ha keeps: a
 	// standby takes over at most this long after the leader's last renewal.
 	leaseDuration = 15 * time.Second
@@ -63,13 +66,20 @@ func TestHAFailover(t *testing.T) {
 				binds := c.watchBinds()
 				names := make([]string, haBurst)
 				var g errgroup.Group
-				g.SetLimit(8)
-				for i := range names {
-					names[i] = fmt.Sprintf("ha-%03d", i)
-					g.Go(func() error {
-						return c.tryCreatePodFor(st.MakePod().Name(names[i]).Label("burst", "ha"), "", "10m")
-					})
-				}
+				// Paced, faster than one scheduler binds when it is up, so
+				// that pods keep arriving across the failover.
+				g.Go(func() error {
+					tick := time.NewTicker(time.Second / haRate)
+					defer tick.Stop()
+					for i := range names {
+						names[i] = fmt.Sprintf("ha-%03d", i)
+						if err := c.tryCreatePodFor(st.MakePod().Name(names[i]).Label("burst", "ha"), "", "10m"); err != nil {
+							return err
+						}
+						<-tick.C
+					}
+					return nil
+				})
 				killed := make(chan time.Time, 1)
 				g.Go(func() error {
 					// Kill the leader once the burst is under way.

@@ -116,13 +116,18 @@ func Stale(doc status.ProfileStatus, now time.Time) bool {
 	return now.Sub(doc.Published) > limit
 }
 
-// Find looks for the second-scheduler install, then the control-plane one.
+// Find returns the install that runs: of the second-scheduler install and
+// the control-plane one, the one whose scheduler is up, then the one that
+// published last; the second-scheduler install when they are alike. A
+// cluster moving from one install to the other holds both for a while.
 func Find(ctx context.Context, client kubernetes.Interface) (*Install, error) {
 	var denied []string
+	var best *Install
+	now := time.Now()
 	for _, kind := range []Kind{SecondScheduler, ControlPlane} {
 		in, found := find(ctx, client, kind)
-		if found {
-			return in, nil
+		if found && (best == nil || in.liveness(now) > best.liveness(now)) {
+			best = in
 		}
 		for _, e := range []string{in.StatusError, in.PodsError} {
 			if strings.Contains(e, "forbidden") {
@@ -130,11 +135,31 @@ func Find(ctx context.Context, client kubernetes.Interface) (*Install, error) {
 			}
 		}
 	}
+	if best != nil {
+		return best, nil
+	}
 	if len(denied) > 0 {
 		// Not seen is not absent: say what could not be read.
 		return nil, fmt.Errorf("%w; but the API server refused: %s", ErrNotInstalled, strings.Join(denied, "; "))
 	}
 	return nil, ErrNotInstalled
+}
+
+// liveness ranks installs: a ready scheduler pod counts more than a status
+// published lately, which a scheduler just stopped leaves behind.
+func (in *Install) liveness(now time.Time) int {
+	n := 0
+	for _, p := range in.Pods {
+		if p.SchedulerReady {
+			n = 2
+		}
+	}
+	for _, doc := range in.Profiles {
+		if !Stale(doc, now) {
+			return n + 1
+		}
+	}
+	return n
 }
 
 // find reads the install of kind; found is false when its namespace holds

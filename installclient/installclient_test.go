@@ -79,7 +79,7 @@ func TestFind(t *testing.T) {
 	wrongNode.Name = "kube-scheduler-other"
 	wrongNode.OwnerReferences[0].Name = "elsewhere"
 
-	doc := status.ProfileStatus{Profile: "kns-3-scheduler", Instance: real.Name, Published: now}
+	doc := status.ProfileStatus{Profile: "kns-3-scheduler", Instance: real.Name, Published: now, IntervalSeconds: 5, HeartbeatSeconds: 60}
 	tests := map[string]struct {
 		objs        []runtime.Object
 		wantKind    Kind
@@ -103,6 +103,16 @@ func TestFind(t *testing.T) {
 			wantKind: ControlPlane, wantPods: []string{"kube-scheduler-cp", "kube-scheduler-cp2"},
 			wantIgnored: []string{"kube-system/kube-scheduler-fake", "kube-system/kube-scheduler-other"},
 			publishing:  "kube-scheduler-cp2",
+		},
+		"moving to the control plane: its running pod wins over the Deployment's fresh status": {
+			objs: []runtime.Object{statusConfigMap("kns-3-system", doc), mirrorPod("cp"),
+				statusConfigMap("kube-system", status.ProfileStatus{Profile: "kns-3-scheduler", Instance: "cp", Published: now.Add(-time.Hour)})},
+			wantKind: ControlPlane, wantPods: []string{"kube-scheduler-cp"}, publishing: "kube-scheduler-cp",
+		},
+		"back to the Deployment: the control plane's stale status loses": {
+			objs: []runtime.Object{real, statusConfigMap("kns-3-system", doc),
+				statusConfigMap("kube-system", status.ProfileStatus{Profile: "kns-3-scheduler", Instance: "cp", Published: now.Add(-time.Hour)})},
+			wantKind: SecondScheduler, wantPods: []string{real.Name}, publishing: real.Name,
 		},
 		"only impostors": {
 			objs: []runtime.Object{impostor, fakeStatic}, wantErr: ErrNotInstalled,

@@ -114,7 +114,7 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 		"retries", cfg.retries, "retryDelay", cfg.retryDelay, "maxBodyBytes", cfg.maxBodyBytes,
 		"breakerFailureThreshold", cfg.breakerThreshold, "breakerCooldown", cfg.breakerCooldown,
 		"breakerLatencyBudget", cfg.latencyBudget, "refreshInterval", cfg.refreshInterval, "maxSimulationAge", cfg.maxAge)
-	if pub := newPublisher(h, profile, os.Getenv(status.NamespaceEnv), pl.statusSource(cfg, profile)); pub != nil {
+	if pub := newPublisher(h, profile, os.Getenv(status.NamespaceEnv), pl.refreshForStatus, pl.statusSource(cfg, profile)); pub != nil {
 		pl.wg.Go(func() { pub.run(ctx) })
 	} else {
 		logger.V(1).Info("Not publishing the plugin's status: the scheduler does not know its pod's namespace",

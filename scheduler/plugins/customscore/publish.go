@@ -48,7 +48,9 @@ type publisher struct {
 	heartbeat    time.Duration
 	maxBytes     int
 	now          func() time.Time
+	// refresh, when set, brings the newest simulation up to date first;
 	// snapshot is the state to publish, without Published.
+	refresh  func(ctx context.Context, maxAge time.Duration)
 	snapshot func() status.ProfileStatus
 	// leading reports whether this scheduler schedules (and so publishes).
 	leading func(context.Context) (bool, error)
@@ -57,7 +59,7 @@ type publisher struct {
 // newPublisher returns the profile's publisher, or nil when the plugin
 // runs without a cluster client or outside a pod that knows its
 // namespace (a test, a scheduler run from a laptop).
-func newPublisher(h fwk.Handle, profile, namespace string, snapshot func() status.ProfileStatus) *publisher {
+func newPublisher(h fwk.Handle, profile, namespace string, refresh func(context.Context, time.Duration), snapshot func() status.ProfileStatus) *publisher {
 	if h == nil || namespace == "" || h.ClientSet() == nil {
 		return nil
 	}
@@ -73,6 +75,7 @@ func newPublisher(h fwk.Handle, profile, namespace string, snapshot func() statu
 		heartbeat:    publishHeartbeat,
 		maxBytes:     maxStatusBytes,
 		now:          time.Now,
+		refresh:      refresh,
 		snapshot:     snapshot,
 		leading:      lc.leading,
 	}
@@ -120,6 +123,9 @@ func (p *publisher) publish(ctx context.Context, last []byte, lastAt time.Time) 
 	}
 	if err != nil || !leading {
 		return nil, time.Time{}, err
+	}
+	if p.refresh != nil {
+		p.refresh(ctx, p.interval)
 	}
 	doc := p.snapshot()
 	doc.APIVersion, doc.Kind = status.APIVersion, status.Kind
@@ -189,6 +195,22 @@ func encodeBounded(doc *status.ProfileStatus, maxBytes int) ([]byte, error) {
 	}
 	sim.MilliScores, sim.Omitted = kept, len(all)-len(kept)
 	return json.Marshal(doc)
+}
+
+// refreshForStatus asks the simulator once when it was last asked longer
+// than maxAge ago and nothing else keeps asking: in PerCycle mode a cycle
+// asks only when more than one node is feasible, and the published status
+// (what kubectl kns3 shows) should say how the simulator is now. The
+// Background loop and an open breaker's prober ask on their own.
+func (pl *CustomScore) refreshForStatus(ctx context.Context, maxAge time.Duration) {
+	if pl.background != nil || !pl.breaker.allow() {
+		return
+	}
+	ok, failed, _, _ := pl.client.observed()
+	if time.Since(ok) < maxAge || time.Since(failed) < maxAge {
+		return
+	}
+	_, _, _, _ = pl.client.fetch(ctx, 1, pl.timeout)
 }
 
 // statusSource returns the plugin's status as the publisher writes it.

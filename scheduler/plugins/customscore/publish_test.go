@@ -325,3 +325,34 @@ func cmpIgnoreTimes() cmp.Option {
 		return false
 	}, cmp.Ignore())
 }
+
+// With no cycle asking (PerCycle, one feasible node at a time), the status
+// is brought up to date by one request; not when the simulator was asked
+// recently, nor while the breaker is open.
+func TestRefreshForStatus(t *testing.T) {
+	srv, calls := countingServer(t, func(_ int32, w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte(goodBody))
+	})
+	pl := newTestPlugin(t, srv.URL, "")
+	ctx := context.Background()
+	pl.refreshForStatus(ctx, time.Hour)
+	if calls.Load() != 1 {
+		t.Fatalf("never asked: %d requests, want 1", calls.Load())
+	}
+	if _, _, _, newest := pl.client.observed(); newest == nil || newest.scores["n1"] != 900 {
+		t.Fatalf("newest simulation %+v", newest)
+	}
+	pl.refreshForStatus(ctx, time.Hour)
+	if calls.Load() != 1 {
+		t.Errorf("asked again within maxAge: %d requests", calls.Load())
+	}
+	pl.refreshForStatus(ctx, 0)
+	if calls.Load() != 2 {
+		t.Errorf("older than maxAge: %d requests, want 2", calls.Load())
+	}
+	pl.breaker.set(breakerOpen)
+	pl.refreshForStatus(ctx, 0)
+	if calls.Load() != 2 {
+		t.Errorf("asked with the breaker open (the prober's job): %d requests", calls.Load())
+	}
+}
