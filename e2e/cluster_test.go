@@ -29,6 +29,7 @@ import (
 	schedstatus "kns3.dev/kns3/scheduler/apis/status"
 	"kns3.dev/kns3/scheduler/plugins/custombind"
 	"kns3.dev/kns3/scheduler/plugins/customfilter"
+	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
 	"kns3.dev/kns3/simulator/api"
 	"kns3.dev/kns3/test/conditions"
 	"kns3.dev/kns3/test/pods"
@@ -309,7 +310,7 @@ func (c *cluster) awaitPublished(what string, cond func(schedstatus.ProfileStatu
 // fallbacks is how many cycles the status counts as scored without the
 // simulator failing or its breaker open.
 func fallbacks(d schedstatus.ProfileStatus) int64 {
-	return d.Fallbacks["simulator_failed"] + d.Fallbacks["breaker_open"]
+	return d.Fallbacks[placement.FallbackSimulatorFailed] + d.Fallbacks[placement.FallbackBreakerOpen]
 }
 
 // boundLogged checks the scheduler's log has the PostBind line for each

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/e2e-framework/pkg/features"
 
 	schedstatus "kns3.dev/kns3/scheduler/apis/status"
+	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
 )
 
 // awaitBreakerClosed waits until CustomScorePlugin's breaker reports
@@ -61,10 +62,10 @@ func TestSimulatorFailureFallback(t *testing.T) {
 				c.boundLogged(bound)
 				// The published status counts them within a publication.
 				after := c.awaitPublished("the fallbacks of 4 pods", func(d schedstatus.ProfileStatus) bool {
-					return fallbacks(d) >= fallbacks(before)+4 && d.Fallbacks["simulator_failed"] > before.Fallbacks["simulator_failed"]
+					return fallbacks(d) >= fallbacks(before)+4 && d.Fallbacks[placement.FallbackSimulatorFailed] > before.Fallbacks[placement.FallbackSimulatorFailed]
 				})
 				t.Logf("fallbacks during the test: simulator_failed %+d, breaker_open %+d",
-					after.Fallbacks["simulator_failed"]-before.Fallbacks["simulator_failed"], after.Fallbacks["breaker_open"]-before.Fallbacks["breaker_open"])
+					after.Fallbacks[placement.FallbackSimulatorFailed]-before.Fallbacks[placement.FallbackSimulatorFailed], after.Fallbacks[placement.FallbackBreakerOpen]-before.Fallbacks[placement.FallbackBreakerOpen])
 				if !after.Simulator.Down() || !strings.Contains(after.Simulator.LastError, "500") {
 					t.Errorf("the status says the simulator is up (last error %q), while it answers 500", after.Simulator.LastError)
 				}

@@ -18,8 +18,10 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/component-base/metrics/testutil"
 
+	"kns3.dev/kns3/scheduler/apis/config"
 	"kns3.dev/kns3/scheduler/plugins"
 	"kns3.dev/kns3/scheduler/plugins/customscore"
+	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
 )
 
 // Environment of BenchmarkReliability (make bench runs it through
@@ -47,9 +49,9 @@ var reliabilityConditions = []struct{ name, fault string }{
 	{"latency1s", "{delay_ms: 1000}"},
 }
 
-var reliabilityModes = []string{string(customscore.RefreshPerCycle), string(customscore.RefreshBackground)}
+var reliabilityModes = []string{string(config.RefreshPerCycle), string(config.RefreshBackground)}
 
-var fallbackReasons = []string{"simulator_failed", "breaker_open", "stale"}
+var fallbackReasons = []string{placement.FallbackSimulatorFailed, placement.FallbackBreakerOpen, placement.FallbackStale, placement.FallbackNoneScored}
 
 // reliabilityResult is one case, one JSON line of KNS3_RELIABILITY_OUT.
 type reliabilityResult struct {
@@ -126,7 +128,7 @@ func BenchmarkReliability(b *testing.B) {
 			if cond.fault != "" {
 				rc.faulty = healthy + "fault: " + cond.fault + "\n"
 			}
-			if mode == string(customscore.RefreshPerCycle) && cond.name == "latency1s" {
+			if mode == string(config.RefreshPerCycle) && cond.name == "latency1s" {
 				rc.pods = min(podCount, slowPods)
 				rc.note = fmt.Sprintf("burst of %d pods: PerCycle waits for the 1 s answer in every cycle, ~1 pod/s by specification", rc.pods)
 			}

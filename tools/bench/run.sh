@@ -69,7 +69,7 @@ if [ "$steps" = all ]; then
 echo "bench: 1/4 Go benchmarks of the scoring cycle ($runs runs)"
 benchtime=1s; [ "$mode" = smoke ] && benchtime=1x
 go test -run '^$' -bench . -benchmem -benchtime "$benchtime" -count "$runs" \
-  ./scheduler/plugins/customscore/ | tee "$out/go-bench.txt" | grep -E '^(Benchmark|ok)'
+  ./scheduler/plugins/customscore/... | tee "$out/go-bench.txt" | grep -E '^(Benchmark|ok)'
 
 echo "bench: 2/4 scheduler_perf, label $label ($runs runs)"
 # One go test per test case: each writes its results as soon as it ends.

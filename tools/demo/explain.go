@@ -12,7 +12,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	kns3cmd "kns3.dev/kns3/kubectl-kns3/pkg/cmd"
-	"kns3.dev/kns3/scheduler/plugins/customscore"
+	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
 	"kns3.dev/kns3/test/conditions"
 	"kns3.dev/kns3/tools/kindenv"
 )
@@ -22,7 +22,7 @@ import (
 // first whose placement the simulator's scores decided (the cache pods
 // after the first follow it by pod affinity, with no choice to score), or
 // else the first bound one.
-func explainOne(ctx context.Context, cl *kindenv.Cluster, placements []placement, w io.Writer) error {
+func explainOne(ctx context.Context, cl *kindenv.Cluster, placements []podPlacement, w io.Writer) error {
 	ns := kindenv.SampleNamespace
 	pod := ""
 	for _, p := range placements {
@@ -39,7 +39,7 @@ func explainOne(ctx context.Context, cl *kindenv.Cluster, placements []placement
 			pod = p.pod
 		}
 		events, err := conditions.PlacementEvents(ctx, cl.Client, ns, p.pod)
-		if err == nil && len(events) > 0 && strings.HasPrefix(events[0].Message, customscore.NetworkAwarePrefix) {
+		if err == nil && len(events) > 0 && strings.HasPrefix(events[0].Message, placement.NetworkAwarePrefix) {
 			pod = p.pod
 			break
 		}

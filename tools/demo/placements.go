@@ -21,7 +21,7 @@ import (
 	"kns3.dev/kns3/test/conditions"
 )
 
-type placement struct {
+type podPlacement struct {
 	pod, qos, node, reason string
 	score                  *float64
 	nodeLabels             string
@@ -32,7 +32,7 @@ const statusTimeout = 30 * time.Second
 
 // waitPlacements waits until want pods exist in ns and are bound (or the
 // timeout passes), then pairs each with its node's simulator score.
-func waitPlacements(ctx context.Context, client kubernetes.Interface, ns string, want int, timeout time.Duration) ([]placement, error) {
+func waitPlacements(ctx context.Context, client kubernetes.Interface, ns string, want int, timeout time.Duration) ([]podPlacement, error) {
 	waitErr := wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, conditions.PodsBound(client, ns, want))
 	list, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -61,10 +61,10 @@ func waitPlacements(ctx context.Context, client kubernetes.Interface, ns string,
 		}
 		labels[n.Name] = strings.Join(l, ",")
 	}
-	var out []placement
+	var out []podPlacement
 	for i := range pods {
 		p := &pods[i]
-		pl := placement{pod: p.Name, qos: p.Annotations[customfilter.AnnotationQoS], node: p.Spec.NodeName}
+		pl := podPlacement{pod: p.Name, qos: p.Annotations[customfilter.AnnotationQoS], node: p.Spec.NodeName}
 		if pl.node == "" {
 			pl.reason = conditions.UnschedulableMessage(p)
 		} else {
@@ -108,7 +108,7 @@ func simulatorScores(ctx context.Context, client kubernetes.Interface) (map[stri
 	return scores, nil
 }
 
-func printPlacements(w io.Writer, ps []placement) {
+func printPlacements(w io.Writer, ps []podPlacement) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "POD\tQOS\tNODE\tNODE LABELS\tSIMULATOR SCORE")
 	for _, p := range ps {

@@ -20,7 +20,7 @@ import (
 	"kns3.dev/kns3/scheduler/apis/config"
 	"kns3.dev/kns3/scheduler/apis/status"
 	"kns3.dev/kns3/scheduler/plugins/customfilter"
-	"kns3.dev/kns3/scheduler/plugins/customscore"
+	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
 )
 
 // Filter verdicts of a Row.
@@ -141,7 +141,7 @@ func Build(in Input) *Explanation {
 		}
 		row.Other = otherFilters(in.Pod, &n)
 		if milli, ok := scores[n.Name]; ok {
-			score := float64(milli) / 1000
+			score := float64(milli) / placement.MilliScale
 			row.SimulatorScore = &score
 			raw[n.Name] = milli
 		}
@@ -169,6 +169,7 @@ func Build(in Input) *Explanation {
 // scheduling cycle of CustomScorePlugin would: an unscored candidate's raw
 // score is 0, and when no candidate is scored the plugin is skipped.
 func rankAndNormalize(rows []Row, raw map[string]int64, absolute bool) {
+	var candidates []string
 	var list fwk.NodeScoreList
 	anyScored := false
 	for _, r := range rows {
@@ -177,24 +178,18 @@ func rankAndNormalize(rows []Row, raw map[string]int64, absolute bool) {
 		}
 		s, ok := raw[r.Node]
 		anyScored = anyScored || ok
+		candidates = append(candidates, r.Node)
 		list = append(list, fwk.NodeScore{Name: r.Node, Score: s})
 	}
 	if !anyScored {
 		return
 	}
 	for i := range rows {
-		s, ok := raw[rows[i].Node]
-		if !rows[i].Candidate() || !ok {
-			continue
-		}
-		rows[i].Rank = 1
-		for _, other := range list {
-			if other.Score > s {
-				rows[i].Rank++
-			}
+		if rows[i].Candidate() {
+			rows[i].Rank = placement.Rank(raw, candidates, rows[i].Node)
 		}
 	}
-	customscore.Normalize(list, absolute)
+	placement.Normalize(list, absolute)
 	normalized := make(map[string]int64, len(list))
 	for _, ns := range list {
 		normalized[ns.Name] = ns.Score

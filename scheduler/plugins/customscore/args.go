@@ -2,8 +2,6 @@ package customscore
 
 import (
 	"fmt"
-	"net/url"
-	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -17,69 +15,25 @@ import (
 	"kns3.dev/kns3/scheduler/apis/config/validation"
 )
 
-// RefreshMode says when CustomScorePlugin asks the simulator.
-type RefreshMode = apiconfig.RefreshMode
-
-const (
-	// RefreshPerCycle asks the simulator in every scheduling cycle's PreScore.
-	RefreshPerCycle = apiconfig.RefreshPerCycle
-	// RefreshBackground asks it from one background loop.
-	RefreshBackground = apiconfig.RefreshBackground
-)
-
-// config is the plugin's view of its defaulted, validated args.
-type config struct {
-	simulateURL string
-	// shownURL is simulateURL without credentials, for logs.
-	shownURL         string
-	timeout          time.Duration
-	retries          int
-	retryDelay       time.Duration
-	maxBodyBytes     int64
-	breakerThreshold int
-	breakerCooldown  time.Duration
-	latencyBudget    time.Duration
-	mode             RefreshMode
-	refreshInterval  time.Duration
-	maxAge           time.Duration
-	normalization    apiconfig.Normalization
-}
-
-// newConfig takes the args the framework passes to New: the internal
+// getArgs takes the args the framework passes to New: the internal
 // CustomScorePluginArgs the scheduler's codec decoded and defaulted from the
 // profile's pluginConfig, or nil, which means the defaults. It validates
 // them, naming the offending field on error.
-func newConfig(obj runtime.Object) (config, error) {
+func getArgs(obj runtime.Object) (*apiconfig.CustomScorePluginArgs, error) {
 	args, ok := obj.(*apiconfig.CustomScorePluginArgs)
 	switch {
 	case obj == nil || (ok && args == nil):
 		var err error
 		if args, err = defaultArgs(); err != nil {
-			return config{}, fmt.Errorf("defaulting %s args: %w", Name, err)
+			return nil, fmt.Errorf("defaulting %s args: %w", Name, err)
 		}
 	case !ok:
-		return config{}, fmt.Errorf("%s args: want *config.CustomScorePluginArgs, got %T", Name, obj)
+		return nil, fmt.Errorf("%s args: want *config.CustomScorePluginArgs, got %T", Name, obj)
 	}
 	if err := validation.ValidateCustomScorePluginArgs(field.NewPath("args"), args); err != nil {
-		return config{}, fmt.Errorf("invalid %s args: %w", Name, err)
+		return nil, fmt.Errorf("invalid %s args: %w", Name, err)
 	}
-	u, _ := url.Parse(args.SimulatorURL)
-	simulate := u.JoinPath("simulate")
-	return config{
-		simulateURL:      simulate.String(),
-		shownURL:         simulate.Redacted(),
-		timeout:          args.Timeout.Duration,
-		retries:          int(args.Retries),
-		retryDelay:       args.RetryDelay.Duration,
-		maxBodyBytes:     args.MaxBodyBytes,
-		breakerThreshold: int(args.BreakerFailureThreshold),
-		breakerCooldown:  args.BreakerCooldown.Duration,
-		latencyBudget:    args.BreakerLatencyBudget.Duration,
-		mode:             args.RefreshMode,
-		refreshInterval:  args.RefreshInterval.Duration,
-		maxAge:           args.MaxSimulationAge.Duration,
-		normalization:    args.Normalization,
-	}, nil
+	return args, nil
 }
 
 // defaultArgs returns the internal args of an empty pluginConfig entry.

@@ -37,23 +37,19 @@ func testArgs(tb testing.TB, args string) *apiconfig.CustomScorePluginArgs {
 	return a
 }
 
-var defaultConfig = config{
-	simulateURL:      "http://127.0.0.1:80/simulate",
-	shownURL:         "http://127.0.0.1:80/simulate",
-	timeout:          5 * time.Second,
-	retries:          2,
-	retryDelay:       100 * time.Millisecond,
-	maxBodyBytes:     8 << 20,
-	breakerThreshold: 5,
-	breakerCooldown:  time.Second,
-	latencyBudget:    time.Second,
-	mode:             RefreshPerCycle,
-	refreshInterval:  time.Second,
-	maxAge:           10 * time.Second,
-	normalization:    apiconfig.NormalizationMinMax,
+// defaults are the internal args of an empty pluginConfig entry, as the
+// KNS-3 specification and the breaker's defaults make them.
+func defaults() *apiconfig.CustomScorePluginArgs {
+	d := func(v time.Duration) metav1.Duration { return metav1.Duration{Duration: v} }
+	return &apiconfig.CustomScorePluginArgs{
+		SimulatorURL: "http://127.0.0.1:80", Timeout: d(5 * time.Second), Retries: 2, RetryDelay: d(100 * time.Millisecond),
+		MaxBodyBytes: 8 << 20, BreakerFailureThreshold: 5, BreakerCooldown: d(time.Second), BreakerLatencyBudget: d(time.Second),
+		RefreshMode: apiconfig.RefreshPerCycle, RefreshInterval: d(time.Second), MaxSimulationAge: d(10 * time.Second),
+		Normalization: apiconfig.NormalizationMinMax,
+	}
 }
 
-func TestNewConfigDefaults(t *testing.T) {
+func TestGetArgsDefaults(t *testing.T) {
 	for name, obj := range map[string]func(t *testing.T) runtime.Object{
 		"nil args":       func(*testing.T) runtime.Object { return nil },
 		"typed nil args": func(*testing.T) runtime.Object { return (*apiconfig.CustomScorePluginArgs)(nil) },
@@ -61,111 +57,36 @@ func TestNewConfigDefaults(t *testing.T) {
 		"empty YAML":     func(t *testing.T) runtime.Object { return testArgs(t, "") },
 	} {
 		t.Run(name, func(t *testing.T) {
-			got, err := newConfig(obj(t))
+			got, err := getArgs(obj(t))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(defaultConfig, got, cmp.AllowUnexported(config{})); diff != "" {
+			if diff := cmp.Diff(defaults(), got); diff != "" {
 				t.Errorf("(-want,+got):\n%s", diff)
 			}
 		})
 	}
 }
 
-func TestNewConfigOverrides(t *testing.T) {
-	got, err := newConfig(testArgs(t, `
-simulatorURL: http://reader:secret@sim.kns-3.svc:8080/api/
-timeout: 250ms
-retries: 0
-retryDelay: 0s
-maxBodyBytes: 2048
-breakerFailureThreshold: 1
-breakerCooldown: 1m
-breakerLatencyBudget: 200ms
-refreshMode: Background
-refreshInterval: 2s
-maxSimulationAge: 30s
-normalization: Absolute
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := config{
-		simulateURL:      "http://reader:secret@sim.kns-3.svc:8080/api/simulate",
-		shownURL:         "http://reader:xxxxx@sim.kns-3.svc:8080/api/simulate",
-		timeout:          250 * time.Millisecond,
-		retries:          0,
-		retryDelay:       0,
-		maxBodyBytes:     2048,
-		breakerThreshold: 1,
-		breakerCooldown:  time.Minute,
-		latencyBudget:    200 * time.Millisecond,
-		mode:             RefreshBackground,
-		refreshInterval:  2 * time.Second,
-		maxAge:           30 * time.Second,
-		normalization:    apiconfig.NormalizationAbsolute,
-	}
-	if diff := cmp.Diff(want, got, cmp.AllowUnexported(config{})); diff != "" {
-		t.Errorf("(-want,+got):\n%s", diff)
-	}
-}
-
-func TestNewConfigJSONArgs(t *testing.T) {
-	got, err := newConfig(testArgs(t, `{"simulatorURL":"https://10.0.0.1","retries":5,"timeout":"2s"}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.simulateURL != "https://10.0.0.1/simulate" || got.retries != 5 {
-		t.Errorf("got %+v", got)
-	}
-}
-
 // Args built in code rather than decoded are used as given and left as they
 // were.
-func TestNewConfigTypedArgs(t *testing.T) {
-	in := &apiconfig.CustomScorePluginArgs{
-		SimulatorURL:            "http://x",
-		Timeout:                 metav1.Duration{Duration: time.Second},
-		Retries:                 7,
-		RetryDelay:              metav1.Duration{Duration: time.Millisecond},
-		MaxBodyBytes:            4096,
-		BreakerFailureThreshold: 3,
-		BreakerCooldown:         metav1.Duration{Duration: 2 * time.Second},
-		BreakerLatencyBudget:    metav1.Duration{Duration: 3 * time.Second},
-		RefreshMode:             RefreshPerCycle,
-		RefreshInterval:         metav1.Duration{Duration: time.Second},
-		MaxSimulationAge:        metav1.Duration{Duration: time.Second},
-		Normalization:           apiconfig.NormalizationAbsolute,
-	}
+func TestGetArgsTyped(t *testing.T) {
+	in := defaults()
+	in.SimulatorURL, in.Retries, in.Normalization = "http://x", 1, apiconfig.NormalizationAbsolute
 	before := in.DeepCopy()
-	got, err := newConfig(in)
+	got, err := getArgs(in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := config{
-		simulateURL:      "http://x/simulate",
-		shownURL:         "http://x/simulate",
-		timeout:          time.Second,
-		retries:          7,
-		retryDelay:       time.Millisecond,
-		maxBodyBytes:     4096,
-		breakerThreshold: 3,
-		breakerCooldown:  2 * time.Second,
-		latencyBudget:    3 * time.Second,
-		mode:             RefreshPerCycle,
-		refreshInterval:  time.Second,
-		maxAge:           time.Second,
-		normalization:    apiconfig.NormalizationAbsolute,
-	}
-	if diff := cmp.Diff(want, got, cmp.AllowUnexported(config{})); diff != "" {
-		t.Errorf("(-want,+got):\n%s", diff)
+	if got != in {
+		t.Error("getArgs did not return the args it was given")
 	}
 	if diff := cmp.Diff(before, in); diff != "" {
-		t.Errorf("newConfig changed its args (-before,+after):\n%s", diff)
+		t.Errorf("getArgs changed its args (-before,+after):\n%s", diff)
 	}
 }
 
-func TestNewConfigRejectsOtherTypes(t *testing.T) {
+func TestGetArgsRejectsOtherTypes(t *testing.T) {
 	tests := map[string]struct {
 		obj     runtime.Object
 		gotType string
@@ -175,7 +96,7 @@ func TestNewConfigRejectsOtherTypes(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			_, err := newConfig(tt.obj)
+			_, err := getArgs(tt.obj)
 			if err == nil {
 				t.Fatal("want an error")
 			}
@@ -191,7 +112,7 @@ func TestNewConfigRejectsOtherTypes(t *testing.T) {
 // The validation rules themselves are tested in scheduler/apis/config
 // (validation, and scheme with the scheduler's decoder): here, that New
 // applies them and names the plugin and the field.
-func TestNewConfigErrorsNameTheField(t *testing.T) {
+func TestGetArgsErrorsNameTheField(t *testing.T) {
 	tests := map[string]struct {
 		args string
 		want []string
@@ -206,7 +127,7 @@ func TestNewConfigErrorsNameTheField(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			_, err := newConfig(testArgs(t, tt.args))
+			_, err := getArgs(testArgs(t, tt.args))
 			if err == nil {
 				t.Fatal("want an error")
 			}

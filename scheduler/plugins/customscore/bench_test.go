@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -14,37 +13,12 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	st "k8s.io/kubernetes/pkg/scheduler/testing"
+
+	"kns3.dev/kns3/scheduler/plugins/customscore/internal/simtest"
 )
 
 // benchNodeCounts are the simulate response sizes the cycle is measured at.
 var benchNodeCounts = []int{100, 1000, 5000, 15000}
-
-// simulateBody is a /simulate answer with a result for each of n nodes, in
-// the shape and size the simulator sends.
-func simulateBody(n int) []byte {
-	type result struct {
-		Score         float64 `json:"score"`
-		LatencyMs     float64 `json:"latency_ms"`
-		BandwidthMbps float64 `json:"bandwidth_mbps"`
-		PacketLoss    float64 `json:"packet_loss"`
-	}
-	results := make(map[string]result, n)
-	for i := 0; i < n; i++ {
-		results[benchNodeName(i)] = result{
-			Score: float64(i%1000) / 1000, LatencyMs: float64(i%50) + 0.5,
-			BandwidthMbps: 100 + float64(i%900), PacketLoss: float64(i%10) / 1000,
-		}
-	}
-	body, err := json.Marshal(map[string]any{
-		"timestamp": "2026-11-29T12:00:00Z", "source": "bench", "window_seconds": 30, "results": results,
-	})
-	if err != nil {
-		panic(err)
-	}
-	return body
-}
-
-func benchNodeName(i int) string { return fmt.Sprintf("node-%05d", i) }
 
 // benchSimulator serves body; with etag it tags the answer and honors
 // If-None-Match, as the stub does.
@@ -71,11 +45,11 @@ func benchSimulator(b *testing.B, body []byte, etag bool) string {
 // NormalizeScore, against a loopback simulator.
 func BenchmarkScoreCycle(b *testing.B) {
 	for _, n := range benchNodeCounts {
-		body := simulateBody(n)
+		body := simtest.Body(n)
 		nodes := make([]fwk.NodeInfo, n)
 		for i := range nodes {
 			ni := framework.NewNodeInfo()
-			ni.SetNode(st.MakeNode().Name(benchNodeName(i)).Obj())
+			ni.SetNode(st.MakeNode().Name(simtest.NodeName(i)).Obj())
 			nodes[i] = ni
 		}
 		for _, etag := range []bool{false, true} {
@@ -111,22 +85,5 @@ func BenchmarkScoreCycle(b *testing.B) {
 				}
 			})
 		}
-	}
-}
-
-// BenchmarkDecode isolates decoding a /simulate body, the part of the cycle
-// that grows with the response.
-func BenchmarkDecode(b *testing.B) {
-	for _, n := range benchNodeCounts {
-		body := simulateBody(n)
-		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) {
-			b.SetBytes(int64(len(body)))
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := decodeSimulation(body); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
 	}
 }

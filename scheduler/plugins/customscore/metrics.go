@@ -17,26 +17,6 @@ const metricsSubsystem = "kns3_simulator"
 // instances, each with its own breaker, simulator and counters.
 const profileLabel = "profile"
 
-// Attempt results, the "result" label of AttemptsTotal and CallDuration.
-const (
-	resultSuccess   = "success"
-	resultTimeout   = "timeout"
-	resultConnError = "connection_error"
-	resultHTTPError = "http_error"
-	resultTooLarge  = "body_too_large"
-	resultBadBody   = "invalid_body"
-)
-
-// Fallback reasons, the "reason" label of FallbacksTotal.
-const (
-	fallbackFailed      = "simulator_failed"
-	fallbackBreakerOpen = "breaker_open"
-	// fallbackStale: Background mode had no simulation younger than maxSimulationAge.
-	fallbackStale = "stale"
-	// fallbackNoneScored: the simulation scored none of the feasible nodes.
-	fallbackNoneScored = "none_scored"
-)
-
 var (
 	// AttemptsTotal counts GET /simulate attempts by result.
 	AttemptsTotal = metrics.NewCounterVec(&metrics.CounterOpts{
@@ -119,7 +99,9 @@ func newProfileMetrics(profile string) *profileMetrics {
 	return &profileMetrics{profile: profile, fallbacks: map[string]int64{}}
 }
 
-func (m *profileMetrics) attempt(result string) {
+// Attempt counts one GET /simulate attempt by its result (a simclient
+// Result* label): profileMetrics is the client's Recorder.
+func (m *profileMetrics) Attempt(result string) {
 	AttemptsTotal.WithLabelValues(m.profile, result).Inc()
 }
 

@@ -7,6 +7,8 @@ import (
 
 	"k8s.io/component-base/metrics/testutil"
 	fwk "k8s.io/kube-scheduler/framework"
+
+	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
 )
 
 // profileHandle is a framework handle that only knows its profile's name.
@@ -41,7 +43,7 @@ func TestMetricsPerProfile(t *testing.T) {
 		return read("scored "+profile, v, err)
 	}
 	failed := func(profile string) float64 {
-		v, err := testutil.GetCounterMetricValue(FallbacksTotal.WithLabelValues(profile, fallbackFailed))
+		v, err := testutil.GetCounterMetricValue(FallbacksTotal.WithLabelValues(profile, placement.FallbackSimulatorFailed))
 		return read("fallbacks "+profile, v, err)
 	}
 	breakerOf := func(profile string) float64 {

@@ -3,12 +3,8 @@ package customscore
 import (
 	"context"
 	"fmt"
-	"math"
-	"math/big"
-	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -20,6 +16,8 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	st "k8s.io/kubernetes/pkg/scheduler/testing"
 	"k8s.io/kubernetes/test/utils/ktesting"
+
+	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
 )
 
 func nodeInfos(names ...string) []fwk.NodeInfo {
@@ -145,7 +143,7 @@ func TestFallbackSkipsScoring(t *testing.T) {
 	status.Store(http.StatusServiceUnavailable)
 	srv, calls := simulator(t, &body, &status)
 	pl := newTestPlugin(t, srv.URL, "breakerFailureThreshold: 100")
-	before, _ := testutil.GetCounterMetricValue(FallbacksTotal.WithLabelValues(testProfile, fallbackFailed))
+	before, _ := testutil.GetCounterMetricValue(FallbacksTotal.WithLabelValues(testProfile, placement.FallbackSimulatorFailed))
 
 	_, ctx := ktesting.NewTestContext(t)
 	if s := pl.PreScore(ctx, framework.NewCycleState(), st.MakePod().Name("p").Obj(), nodeInfos("n1", "n2")); !s.IsSkip() {
@@ -154,7 +152,7 @@ func TestFallbackSkipsScoring(t *testing.T) {
 	if calls.Load() != 3 {
 		t.Errorf("%d attempts, want 3 (the call and 2 retries)", calls.Load())
 	}
-	after, _ := testutil.GetCounterMetricValue(FallbacksTotal.WithLabelValues(testProfile, fallbackFailed))
+	after, _ := testutil.GetCounterMetricValue(FallbacksTotal.WithLabelValues(testProfile, placement.FallbackSimulatorFailed))
 	if after-before != 1 {
 		t.Errorf("fallbacks grew by %v, want 1", after-before)
 	}
@@ -166,110 +164,6 @@ func TestScoreWithoutPreScoreIsAnError(t *testing.T) {
 	if s.IsSuccess() {
 		t.Error("Score without PreScore state must fail")
 	}
-}
-
-func TestNormalizeScores(t *testing.T) {
-	tests := []struct {
-		name      string
-		normalize func(fwk.NodeScoreList)
-		in        []int64 // simulator score × 1000
-		want      []int64
-	}{
-		{"min-max empty", normalizeScores, nil, nil},
-		{"min-max one node", normalizeScores, []int64{420}, []int64{100}},
-		{"min-max all zero", normalizeScores, []int64{0, 0, 0}, []int64{100, 100, 100}},
-		{"min-max all equal", normalizeScores, []int64{7, 7}, []int64{100, 100}},
-		{"min-max linear", normalizeScores, []int64{0, 250, 500, 1000}, []int64{0, 25, 50, 100}},
-		{"min-max offset", normalizeScores, []int64{100, 200, 300}, []int64{0, 50, 100}},
-		{"min-max close scores stretched", normalizeScores, []int64{900, 890}, []int64{100, 0}},
-		{"min-max negative", normalizeScores, []int64{-1000, 0, 1000}, []int64{0, 50, 100}},
-		{"min-max all negative", normalizeScores, []int64{-300, -200, -100}, []int64{0, 50, 100}},
-		{"min-max rounds down", normalizeScores, []int64{0, 1, 3}, []int64{0, 33, 100}},
-		{"min-max full int64 range", normalizeScores, []int64{math.MinInt64, 0, math.MaxInt64}, []int64{0, 50, 100}},
-		{"min-max large close values", normalizeScores, []int64{math.MaxInt64 - 1000, math.MaxInt64}, []int64{0, 100}},
-		// Past 2^53, float64 would round d × 100 and the quotient.
-		{"min-max large span keeps the best at 100", normalizeScores, []int64{0, 1112603089564874}, []int64{0, 100}},
-		{"min-max large span rounds down exactly", normalizeScores, []int64{0, 3823561820858031, 7497180040898100}, []int64{0, 51, 100}},
-		{"min-max one below the highest", normalizeScores, []int64{math.MinInt64, math.MaxInt64 - 1, math.MaxInt64}, []int64{0, 99, 100}},
-		{"absolute empty", absoluteScores, nil, nil},
-		{"absolute keeps the scale", absoluteScores, []int64{900, 890, 100}, []int64{90, 89, 10}},
-		{"absolute all equal", absoluteScores, []int64{700, 700}, []int64{70, 70}},
-		{"absolute all zero", absoluteScores, []int64{0, 0}, []int64{0, 0}},
-		{"absolute rounds down", absoluteScores, []int64{999, 1}, []int64{99, 0}},
-		{"absolute clamps above 1", absoluteScores, []int64{1000, 5000, math.MaxInt64}, []int64{100, 100, 100}},
-		{"absolute clamps below 0", absoluteScores, []int64{-1, -1000, math.MinInt64}, []int64{0, 0, 0}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			list := make(fwk.NodeScoreList, len(tt.in))
-			for i, s := range tt.in {
-				list[i] = fwk.NodeScore{Name: fmt.Sprint(i), Score: s}
-			}
-			tt.normalize(list)
-			for i := range list {
-				if list[i].Score != tt.want[i] {
-					t.Fatalf("normalize(%v) = %v, want %v", tt.in, list, tt.want)
-				}
-				if list[i].Score < 0 || list[i].Score > fwk.MaxNodeScore {
-					t.Fatalf("score %d out of range", list[i].Score)
-				}
-			}
-		})
-	}
-
-	// Large spans, 1e14 to 1e18 and up to the whole int64 range, against an
-	// exact computation.
-	r := rand.New(rand.NewPCG(1, 2))
-	var inputs [][]int64
-	for range 500 {
-		span := uint64(math.Pow(10, 14+4*r.Float64()))
-		lowest := math.MinInt64 + int64(r.Uint64N(math.MaxUint64-span))
-		in := []int64{lowest, int64(uint64(lowest) + span)}
-		for range 4 {
-			in = append(in, int64(uint64(lowest)+r.Uint64N(span+1)))
-		}
-		inputs = append(inputs, in)
-	}
-	inputs = append(inputs,
-		[]int64{math.MinInt64, math.MinInt64 + 1, -1, 0, 1, math.MaxInt64 / 3, math.MaxInt64 - 1, math.MaxInt64},
-		[]int64{math.MinInt64, math.MinInt64 + 1e17 + 3, math.MinInt64 + 1e18 - 1, math.MinInt64 + 1e18},
-		[]int64{math.MaxInt64 - 1e18, math.MaxInt64 - 1e16 - 7, math.MaxInt64 - 1, math.MaxInt64},
-		[]int64{math.MinInt64, math.MinInt64 + 1e14, math.MinInt64 + 99999999999999},
-		[]int64{math.MaxInt64 - 1e14, math.MaxInt64 - 1, math.MaxInt64},
-		[]int64{-1e18, -1, 1e18 - 1, 1e18},
-	)
-	for _, in := range inputs {
-		list := make(fwk.NodeScoreList, len(in))
-		for i, s := range in {
-			list[i] = fwk.NodeScore{Name: fmt.Sprint(i), Score: s}
-		}
-		normalizeScores(list)
-		want := exactMinMax(in)
-		for i := range list {
-			if list[i].Score != want[i] {
-				t.Errorf("normalizeScores(%v): score %d is %d, want %d", in, in[i], list[i].Score, want[i])
-			}
-		}
-	}
-}
-
-// exactMinMax is MinMax normalization in arbitrary precision:
-// floor((s − lowest) × MaxNodeScore / (highest − lowest)), all MaxNodeScore
-// when every score is equal.
-func exactMinMax(in []int64) []int64 {
-	lowest, highest := slices.Min(in), slices.Max(in)
-	out := make([]int64, len(in))
-	span := new(big.Int).Sub(big.NewInt(highest), big.NewInt(lowest))
-	for i, s := range in {
-		if lowest == highest {
-			out[i] = fwk.MaxNodeScore
-			continue
-		}
-		n := new(big.Int).Sub(big.NewInt(s), big.NewInt(lowest))
-		n.Mul(n, big.NewInt(fwk.MaxNodeScore))
-		out[i] = n.Quo(n, span).Int64()
-	}
-	return out
 }
 
 // The plugin normalizes as its args say: MinMax by default, Absolute when
@@ -341,7 +235,7 @@ func TestPreScoreSkipsWhenNoCandidateIsScored(t *testing.T) {
 	t.Cleanup(func() { _ = pl.Close() })
 	_, ctx := ktesting.NewTestContext(t)
 	pod := st.MakePod().Name("p").Obj()
-	scored0, noneScored0 := scoredCycles(t), fallbacks(t, fallbackNoneScored)
+	scored0, noneScored0 := scoredCycles(t), fallbacks(t, placement.FallbackNoneScored)
 	if s := pl.PreScore(ctx, framework.NewCycleState(), pod, nodeInfos("n1", "n2")); !s.IsSkip() {
 		t.Errorf("PreScore = %v, want Skip: the simulation scores no candidate", s)
 	}
@@ -349,7 +243,7 @@ func TestPreScoreSkipsWhenNoCandidateIsScored(t *testing.T) {
 	if got := scoredCycles(t) - scored0; got != 0 {
 		t.Errorf("scored_cycles_total grew by %v for a cycle that scored no candidate, want 0", got)
 	}
-	if got := fallbacks(t, fallbackNoneScored) - noneScored0; got != 1 {
+	if got := fallbacks(t, placement.FallbackNoneScored) - noneScored0; got != 1 {
 		t.Errorf("fallbacks_total{reason=none_scored} grew by %v, want 1", got)
 	}
 	if s := pl.PreScore(ctx, framework.NewCycleState(), pod, nodeInfos("n1", "elsewhere")); !s.IsSuccess() {

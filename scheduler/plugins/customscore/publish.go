@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,6 +20,7 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 
 	"kns3.dev/kns3/scheduler/apis/status"
+	"kns3.dev/kns3/scheduler/plugins/customscore/simclient"
 )
 
 const (
@@ -197,89 +199,52 @@ func encodeBounded(doc *status.ProfileStatus, maxBytes int) ([]byte, error) {
 	return json.Marshal(doc)
 }
 
-// refreshForStatus asks the simulator once when it was last asked longer
-// than maxAge ago and nothing else keeps asking: in PerCycle mode a cycle
-// asks only when more than one node is feasible, and the published status
-// (what kubectl kns3 shows) should say how the simulator is now. The
-// Background loop and an open breaker's prober ask on their own.
-func (pl *CustomScore) refreshForStatus(ctx context.Context, maxAge time.Duration) {
-	if pl.background != nil || !pl.breaker.allow() {
-		return
-	}
-	ok, failed, _, _ := pl.client.observed()
-	if time.Since(ok) < maxAge || time.Since(failed) < maxAge {
-		return
-	}
-	_, _, _, _ = pl.client.fetch(ctx, 1, pl.timeout)
-}
-
 // statusSource returns the plugin's status as the publisher writes it.
 // It is called from the publisher's goroutine only.
-func (pl *CustomScore) statusSource(cfg config, profile string) func() status.ProfileStatus {
+func (pl *CustomScore) statusSource(profile string) func() status.ProfileStatus {
 	started := time.Now()
 	hostname, _ := os.Hostname()
-	var described *simulation
-	var meta simulationMeta
+	var described *simclient.Simulation
+	var meta simclient.Meta
 	return func() status.ProfileStatus {
 		scored, fallbacks := pl.metrics.counts()
 		doc := status.ProfileStatus{
 			Profile:       profile,
 			Instance:      hostname,
 			Started:       started,
-			RefreshMode:   string(cfg.mode),
-			Normalization: string(cfg.normalization),
+			RefreshMode:   string(pl.args.RefreshMode),
+			Normalization: string(pl.args.Normalization),
+			Breaker:       pl.source.breaker(),
 			ScoredCycles:  scored,
 			Fallbacks:     fallbacks,
 		}
-		if pl.breaker != nil {
-			doc.Breaker = status.BreakerClosed
-			if pl.metrics.breakerOpen.Load() {
-				doc.Breaker = status.BreakerOpen
-			}
-		}
-		ok, failed, lastErr, newest := pl.client.observed()
-		doc.Simulator = status.Simulator{URL: cfg.shownURL, LastSuccess: ok, LastFailure: failed, LastError: truncate(lastErr, maxStatusText)}
-		if newest != nil {
+		seen := pl.client.Observed()
+		doc.Simulator = status.Simulator{URL: pl.shownURL, LastSuccess: seen.LastSuccess, LastFailure: seen.LastFailure, LastError: truncate(seen.LastError, maxStatusText)}
+		if newest := seen.Newest; newest != nil {
 			if newest != described {
-				described, meta = newest, metaOf(newest.body)
+				// Read once per answer, off the cycle.
+				described, meta = newest, simclient.MetaOf(newest.Body)
 			}
 			doc.Simulator.Simulation = &status.Simulation{
-				Received:      ok,
+				Received:      seen.LastSuccess,
 				Source:        truncate(meta.Source, maxStatusText),
-				Timestamp:     meta.timestamp(),
+				Timestamp:     meta.Timestamp,
 				WindowSeconds: meta.WindowSeconds,
-				MilliScores:   newest.scores,
-				Unscored:      len(newest.invalid),
+				MilliScores:   newest.Scores,
+				Unscored:      len(newest.Invalid),
 			}
 		}
 		return doc
 	}
 }
 
-// simulationMeta is what the status reports of an answer besides scores.
-type simulationMeta struct {
-	Source        string `json:"source"`
-	Timestamp     string `json:"timestamp"`
-	WindowSeconds int    `json:"window_seconds"`
-}
-
-// metaOf reads an answer's metadata as the contract allows it to be sent;
-// a field it cannot read stays empty.
-func metaOf(body []byte) simulationMeta {
-	var m simulationMeta
-	if err := json.Unmarshal(body, &m); err != nil {
-		if fixed, changed := quoteNonFiniteTokens(body); changed {
-			m = simulationMeta{}
-			_ = json.Unmarshal(fixed, &m)
-		}
+// truncate cuts s to at most n bytes on a rune boundary.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
 	}
-	return m
-}
-
-func (m simulationMeta) timestamp() time.Time {
-	t, err := time.Parse(time.RFC3339Nano, m.Timestamp)
-	if err != nil {
-		return time.Time{}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
-	return t
+	return s[:n]
 }

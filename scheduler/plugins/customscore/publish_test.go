@@ -21,6 +21,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"kns3.dev/kns3/scheduler/apis/status"
+	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
 )
 
 const testNamespace = "kns-3-system"
@@ -282,11 +283,7 @@ func TestStatusSource(t *testing.T) {
 		_, _ = w.Write([]byte(body))
 	})
 	pl := newTestPlugin(t, "http://user:pw@"+strings.TrimPrefix(srv.URL, "http://"), "retries: 0\nbreakerFailureThreshold: 10")
-	cfg, err := newConfig(testArgs(t, "simulatorURL: http://user:pw@"+strings.TrimPrefix(srv.URL, "http://")+"\nretries: 0"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	snapshot := pl.statusSource(cfg, plainProfile)
+	snapshot := pl.statusSource(plainProfile)
 	nodes := nodeInfos("n1", "n2")
 	scoreCycle(t, pl, nodes) // answered
 	scoreCycle(t, pl, nodes) // 503
@@ -297,7 +294,7 @@ func TestStatusSource(t *testing.T) {
 		Normalization: "MinMax",
 		Breaker:       status.BreakerClosed,
 		ScoredCycles:  1,
-		Fallbacks:     map[string]int64{fallbackFailed: 1},
+		Fallbacks:     map[string]int64{placement.FallbackSimulatorFailed: 1},
 	}
 	if diff := cmp.Diff(want, doc, cmpIgnoreTimes()); diff != "" {
 		t.Errorf("status (-want,+got):\n%s", diff)
@@ -329,29 +326,29 @@ func cmpIgnoreTimes() cmp.Option {
 // With no cycle asking (PerCycle, one feasible node at a time), the status
 // is brought up to date by one request; not when the simulator was asked
 // recently, nor while the breaker is open.
-func TestRefreshForStatus(t *testing.T) {
+func TestKeepFresh(t *testing.T) {
 	srv, calls := countingServer(t, func(_ int32, w http.ResponseWriter, _ *http.Request) {
 		_, _ = w.Write([]byte(goodBody))
 	})
 	pl := newTestPlugin(t, srv.URL, "")
 	ctx := context.Background()
-	pl.refreshForStatus(ctx, time.Hour)
+	pl.source.keepFresh(ctx, time.Hour)
 	if calls.Load() != 1 {
 		t.Fatalf("never asked: %d requests, want 1", calls.Load())
 	}
-	if _, _, _, newest := pl.client.observed(); newest == nil || newest.scores["n1"] != 900 {
+	if newest := pl.client.Observed().Newest; newest == nil || newest.Scores["n1"] != 900 {
 		t.Fatalf("newest simulation %+v", newest)
 	}
-	pl.refreshForStatus(ctx, time.Hour)
+	pl.source.keepFresh(ctx, time.Hour)
 	if calls.Load() != 1 {
 		t.Errorf("asked again within maxAge: %d requests", calls.Load())
 	}
-	pl.refreshForStatus(ctx, 0)
+	pl.source.keepFresh(ctx, 0)
 	if calls.Load() != 2 {
 		t.Errorf("older than maxAge: %d requests, want 2", calls.Load())
 	}
-	pl.breaker.set(breakerOpen)
-	pl.refreshForStatus(ctx, 0)
+	pl.source.(*perCycle).cb.set(breakerOpen)
+	pl.source.keepFresh(ctx, 0)
 	if calls.Load() != 2 {
 		t.Errorf("asked with the breaker open (the prober's job): %d requests", calls.Load())
 	}

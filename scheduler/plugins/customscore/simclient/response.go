@@ -1,4 +1,4 @@
-package customscore
+package simclient
 
 import (
 	"bytes"
@@ -9,18 +9,21 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
+
+	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
 )
 
-// simulation is the part of a SimulationResponse that scoring needs: each
-// node's score already multiplied by 1000 and clamped to int64.
-type simulation struct {
-	scores map[string]int64
-	// invalid lists nodes whose score was missing, NaN or infinite; they
-	// count as absent.
-	invalid []string
-	// body is the answer's body, read again off the cycle for what scoring
-	// does not need (the published status's source and timestamp).
-	body []byte
+// Simulation is the part of a SimulationResponse that scoring needs: each
+// node's raw score (placement.MilliScore: × 1000, clamped to int64).
+type Simulation struct {
+	Scores map[string]int64
+	// Invalid lists nodes whose score was missing, NaN, infinite or not a
+	// number; they count as absent.
+	Invalid []string
+	// Body is the answer's body, read again off the cycle for what scoring
+	// does not need (MetaOf).
+	Body []byte
 }
 
 // wireResponse is the consumer's view of a SimulationResponse. encoding/json
@@ -127,16 +130,16 @@ func (r *wireResults) UnmarshalJSON(b []byte) error {
 			r.byNode[name] = n.Score
 		}
 	case bytes.Equal(b, []byte("null")):
-		// Leaves r empty; decodeSimulation reports results as missing.
+		// Leaves r empty; Decode reports results as missing.
 	default:
 		return fmt.Errorf("results must be an object or an array")
 	}
 	return nil
 }
 
-// decodeSimulation decodes a /simulate body following the consumer rules of
+// Decode decodes a /simulate body following the consumer rules of
 // the API contract.
-func decodeSimulation(body []byte) (*simulation, error) {
+func Decode(body []byte) (*Simulation, error) {
 	if sim, ok := fastDecode(body); ok {
 		return sim, nil
 	}
@@ -145,7 +148,7 @@ func decodeSimulation(body []byte) (*simulation, error) {
 
 // decodeWithEncodingJSON handles every shape and oddity the contract
 // allows; fastDecode defers to it for anything but the common shape.
-func decodeWithEncodingJSON(body []byte) (*simulation, error) {
+func decodeWithEncodingJSON(body []byte) (*Simulation, error) {
 	var resp wireResponse
 	err := json.Unmarshal(body, &resp)
 	var syntaxErr *json.SyntaxError
@@ -163,38 +166,26 @@ func decodeWithEncodingJSON(body []byte) (*simulation, error) {
 	if resp.Results == nil || resp.Results.byNode == nil {
 		return nil, errors.New("simulation response has no results")
 	}
-	sim := &simulation{scores: make(map[string]int64, len(resp.Results.byNode))}
+	sim := &Simulation{Scores: make(map[string]int64, len(resp.Results.byNode))}
 	for name, s := range resp.Results.byNode {
 		v, ok := milliScore(s)
 		if !ok {
-			sim.invalid = append(sim.invalid, name)
+			sim.Invalid = append(sim.Invalid, name)
 			continue
 		}
-		sim.scores[name] = v
+		sim.Scores[name] = v
 	}
-	sort.Strings(sim.invalid)
+	sort.Strings(sim.Invalid)
 	return sim, nil
 }
 
-// milliScale is the factor between a simulator score and the plugin's raw
-// score: Score returns score × 1000, keeping three decimals.
-const milliScale = 1000
-
-// milliScore returns int64(score × 1000), clamped to the int64 range, and
-// false for a missing, NaN or infinite score.
+// milliScore is s as a raw score, false for a missing, NaN or infinite
+// score.
 func milliScore(s wireScore) (int64, bool) {
-	if !s.set || math.IsNaN(s.value) || math.IsInf(s.value, 0) {
+	if !s.set {
 		return 0, false
 	}
-	v := s.value * milliScale
-	switch {
-	// float64(math.MaxInt64) rounds up to 2^63, which does not fit: compare with it.
-	case v >= math.MaxInt64:
-		return math.MaxInt64, true
-	case v <= math.MinInt64:
-		return math.MinInt64, true
-	}
-	return int64(v), true
+	return placement.MilliScore(s.value)
 }
 
 // quoteNonFiniteTokens rewrites the bare tokens NaN, Infinity and -Infinity
@@ -235,4 +226,50 @@ func quoteNonFiniteTokens(b []byte) ([]byte, bool) {
 		}
 	}
 	return out.Bytes(), changed
+}
+
+// Meta is what an answer says of itself besides scores.
+type Meta struct {
+	// Source is where its numbers come from; untrusted text.
+	Source string
+	// Timestamp is when they were sampled (zero when unreadable), over a
+	// window of WindowSeconds.
+	Timestamp     time.Time
+	WindowSeconds int
+}
+
+// MetaOf reads an answer's metadata as the contract allows it to be sent;
+// a field it cannot read stays empty. It decodes the whole body, so it is
+// for off the scheduling cycle.
+func MetaOf(body []byte) Meta {
+	w := metaOf(body)
+	return Meta{Source: w.Source, Timestamp: w.timestamp(), WindowSeconds: w.WindowSeconds}
+}
+
+// wireMeta is what the status reports of an answer besides scores.
+type wireMeta struct {
+	Source        string `json:"source"`
+	Timestamp     string `json:"timestamp"`
+	WindowSeconds int    `json:"window_seconds"`
+}
+
+// metaOf reads an answer's metadata as the contract allows it to be sent;
+// a field it cannot read stays empty.
+func metaOf(body []byte) wireMeta {
+	var m wireMeta
+	if err := json.Unmarshal(body, &m); err != nil {
+		if fixed, changed := quoteNonFiniteTokens(body); changed {
+			m = wireMeta{}
+			_ = json.Unmarshal(fixed, &m)
+		}
+	}
+	return m
+}
+
+func (m wireMeta) timestamp() time.Time {
+	t, err := time.Parse(time.RFC3339Nano, m.Timestamp)
+	if err != nil {
+		return time.Time{}
+	}
+	return t
 }

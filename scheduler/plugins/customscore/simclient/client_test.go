@@ -1,66 +1,71 @@
-package customscore
+package simclient
 
 import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"testing"
 	"time"
 
-	"k8s.io/component-base/metrics/testutil"
+	"kns3.dev/kns3/scheduler/plugins/customscore/internal/simtest"
 )
 
-func TestMain(m *testing.M) {
-	// Unregistered component-base metrics record nothing.
-	registerMetrics()
-	os.Exit(m.Run())
+// recorder counts attempts by result, as the plugin's metrics do.
+type recorder struct {
+	mu     sync.Mutex
+	counts map[string]int
 }
 
-const goodBody = `{"results":{"n1":{"score":0.9},"n2":{"score":0.1}}}`
-
-// countingServer answers the i-th request (from 1) with respond(i).
-func countingServer(t *testing.T, respond func(i int32, w http.ResponseWriter, r *http.Request)) (*httptest.Server, *atomic.Int32) {
-	t.Helper()
-	var n atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		respond(n.Add(1), w, r)
-	}))
-	t.Cleanup(srv.Close)
-	return srv, &n
-}
-
-func testConfig(url string, mutate func(*config)) config {
-	cfg := config{simulateURL: url + "/simulate", timeout: time.Second, retries: 2, retryDelay: 10 * time.Millisecond, maxBodyBytes: 1 << 20}
-	if mutate != nil {
-		mutate(&cfg)
+func (r *recorder) Attempt(result string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.counts == nil {
+		r.counts = map[string]int{}
 	}
-	return cfg
+	r.counts[result]++
 }
 
-// testProfile is the profile label of the series tests record: a plugin
-// made without a framework handle has no profile.
-const testProfile = ""
+func (r *recorder) count(result string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.counts[result]
+}
 
-func testClient(url string, mutate func(*config)) *simulateClient {
-	return newSimulateClient(testConfig(url, mutate), newProfileMetrics(testProfile))
+// testOptions are a client's options for url, changed by mutate; attempts
+// (1 + retries) and timeout are Fetch's.
+type testOptions struct {
+	Options
+	attempts int
+	timeout  time.Duration
+}
+
+func newTestOptions(url string, mutate func(*testOptions)) testOptions {
+	o := testOptions{Options: Options{URL: url + "/simulate", ShownURL: url + "/simulate", Timeout: time.Second, RetryDelay: 10 * time.Millisecond, MaxBodyBytes: 1 << 20}, attempts: 3, timeout: time.Second}
+	if mutate != nil {
+		mutate(&o)
+	}
+	return o
+}
+
+func testClient(url string, mutate func(*testOptions)) *Client {
+	return New(newTestOptions(url, mutate).Options, &recorder{})
 }
 
 func TestFetchRetries(t *testing.T) {
 	tests := []struct {
 		name         string
 		respond      func(i int32, w http.ResponseWriter, r *http.Request)
-		mutate       func(*config)
+		mutate       func(*testOptions)
 		wantAttempts int32
 		wantResult   string
 		wantErr      string
 	}{
 		{
 			name:         "first attempt succeeds",
-			respond:      func(_ int32, w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(goodBody)) },
-			wantAttempts: 1, wantResult: resultSuccess,
+			respond:      func(_ int32, w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(simtest.GoodBody)) },
+			wantAttempts: 1, wantResult: ResultSuccess,
 		},
 		{
 			name: "5xx twice then success",
@@ -69,39 +74,39 @@ func TestFetchRetries(t *testing.T) {
 					http.Error(w, "busy", http.StatusServiceUnavailable)
 					return
 				}
-				_, _ = w.Write([]byte(goodBody))
+				_, _ = w.Write([]byte(simtest.GoodBody))
 			},
-			wantAttempts: 3, wantResult: resultSuccess,
+			wantAttempts: 3, wantResult: ResultSuccess,
 		},
 		{
 			name: "5xx every time: 1 attempt + 2 retries",
 			respond: func(_ int32, w http.ResponseWriter, _ *http.Request) {
 				http.Error(w, "boom", http.StatusInternalServerError)
 			},
-			wantAttempts: 3, wantResult: resultHTTPError, wantErr: "500",
+			wantAttempts: 3, wantResult: ResultHTTPError, wantErr: "500",
 		},
 		{
 			name:         "4xx is a failure too",
 			respond:      func(_ int32, w http.ResponseWriter, _ *http.Request) { http.NotFound(w, nil) },
-			wantAttempts: 3, wantResult: resultHTTPError, wantErr: "404",
+			wantAttempts: 3, wantResult: ResultHTTPError, wantErr: "404",
 		},
 		{
 			name:         "not JSON",
 			respond:      func(_ int32, w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("<html>oops</html>")) },
-			wantAttempts: 3, wantResult: resultBadBody, wantErr: "decoding",
+			wantAttempts: 3, wantResult: ResultBadBody, wantErr: "decoding",
 		},
 		{
 			name:         "missing results",
 			respond:      func(_ int32, w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(`{"source":"x"}`)) },
-			wantAttempts: 3, wantResult: resultBadBody, wantErr: "no results",
+			wantAttempts: 3, wantResult: ResultBadBody, wantErr: "no results",
 		},
 		{
 			name: "oversized body with content length",
 			respond: func(_ int32, w http.ResponseWriter, _ *http.Request) {
 				_, _ = w.Write([]byte(`{"results":{"n1":{"score":1}},"pad":"` + strings.Repeat("x", 4096) + `"}`))
 			},
-			mutate:       func(c *config) { c.maxBodyBytes = 1024 },
-			wantAttempts: 3, wantResult: resultTooLarge, wantErr: "1024-byte limit",
+			mutate:       func(o *testOptions) { o.MaxBodyBytes = 1024 },
+			wantAttempts: 3, wantResult: ResultTooLarge, wantErr: "1024-byte limit",
 		},
 		{
 			name: "oversized body streamed without content length",
@@ -111,8 +116,8 @@ func TestFetchRetries(t *testing.T) {
 					w.(http.Flusher).Flush()
 				}
 			},
-			mutate:       func(c *config) { c.maxBodyBytes = 1024 },
-			wantAttempts: 3, wantResult: resultTooLarge, wantErr: "limit",
+			mutate:       func(o *testOptions) { o.MaxBodyBytes = 1024 },
+			wantAttempts: 3, wantResult: ResultTooLarge, wantErr: "limit",
 		},
 		{
 			name: "each attempt times out",
@@ -122,23 +127,23 @@ func TestFetchRetries(t *testing.T) {
 				case <-time.After(5 * time.Second):
 				}
 			},
-			mutate:       func(c *config) { c.timeout = 50 * time.Millisecond },
-			wantAttempts: 3, wantResult: resultTimeout, wantErr: "deadline",
+			mutate:       func(o *testOptions) { o.timeout = 50 * time.Millisecond },
+			wantAttempts: 3, wantResult: ResultTimeout, wantErr: "deadline",
 		},
 		{
 			name: "no retries configured",
 			respond: func(_ int32, w http.ResponseWriter, _ *http.Request) {
 				http.Error(w, "boom", http.StatusBadGateway)
 			},
-			mutate:       func(c *config) { c.retries = 0 },
-			wantAttempts: 1, wantResult: resultHTTPError, wantErr: "502",
+			mutate:       func(o *testOptions) { o.attempts = 1 },
+			wantAttempts: 1, wantResult: ResultHTTPError, wantErr: "502",
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv, count := countingServer(t, tt.respond)
-			cfg := testConfig(srv.URL, tt.mutate)
-			sim, made, result, err := newSimulateClient(cfg, newProfileMetrics(testProfile)).fetch(context.Background(), cfg.retries+1, cfg.timeout)
+			srv, count := simtest.CountingServer(t, tt.respond)
+			o := newTestOptions(srv.URL, tt.mutate)
+			sim, made, result, err := New(o.Options, &recorder{}).Fetch(context.Background(), o.attempts, o.timeout)
 			if got := count.Load(); got != tt.wantAttempts || int32(made) != tt.wantAttempts {
 				t.Errorf("server saw %d attempts, fetch reported %d, want %d", got, made, tt.wantAttempts)
 			}
@@ -146,7 +151,7 @@ func TestFetchRetries(t *testing.T) {
 				t.Errorf("result = %q, want %q", result, tt.wantResult)
 			}
 			if tt.wantErr == "" {
-				if err != nil || sim.scores["n1"] != 900 {
+				if err != nil || sim.Scores["n1"] != 900 {
 					t.Fatalf("sim=%+v err=%v", sim, err)
 				}
 				return
@@ -160,12 +165,12 @@ func TestFetchRetries(t *testing.T) {
 
 func TestFetchWaitsBetweenAttempts(t *testing.T) {
 	var times []time.Time
-	srv, _ := countingServer(t, func(_ int32, w http.ResponseWriter, _ *http.Request) {
+	srv, _ := simtest.CountingServer(t, func(_ int32, w http.ResponseWriter, _ *http.Request) {
 		times = append(times, time.Now())
 		http.Error(w, "boom", http.StatusInternalServerError)
 	})
-	c := testClient(srv.URL, func(c *config) { c.retryDelay = 100 * time.Millisecond })
-	_, _, _, _ = c.fetch(context.Background(), 3, time.Second)
+	c := testClient(srv.URL, func(o *testOptions) { o.RetryDelay = 100 * time.Millisecond })
+	_, _, _, _ = c.Fetch(context.Background(), 3, time.Second)
 	if len(times) != 3 {
 		t.Fatalf("%d attempts, want 3", len(times))
 	}
@@ -177,13 +182,13 @@ func TestFetchWaitsBetweenAttempts(t *testing.T) {
 }
 
 func TestFetchStopsWhenCycleIsCancelled(t *testing.T) {
-	srv, count := countingServer(t, func(_ int32, w http.ResponseWriter, _ *http.Request) {
+	srv, count := simtest.CountingServer(t, func(_ int32, w http.ResponseWriter, _ *http.Request) {
 		http.Error(w, "boom", http.StatusInternalServerError)
 	})
-	c := testClient(srv.URL, func(c *config) { c.retryDelay = time.Hour })
+	c := testClient(srv.URL, func(o *testOptions) { o.RetryDelay = time.Hour })
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	_, made, _, err := c.fetch(ctx, 3, time.Second)
+	_, made, _, err := c.Fetch(ctx, 3, time.Second)
 	if err == nil || made != 1 || count.Load() != 1 {
 		t.Errorf("made=%d served=%d err=%v: want one attempt and an error", made, count.Load(), err)
 	}
@@ -193,26 +198,25 @@ func TestFetchConnectionRefused(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	url := srv.URL
 	srv.Close()
-	before, _ := testutil.GetCounterMetricValue(AttemptsTotal.WithLabelValues(testProfile, resultConnError))
-	_, made, result, err := testClient(url, nil).fetch(context.Background(), 3, time.Second)
-	if err == nil || made != 3 || result != resultConnError {
+	rec := &recorder{}
+	_, made, result, err := New(newTestOptions(url, nil).Options, rec).Fetch(context.Background(), 3, time.Second)
+	if err == nil || made != 3 || result != ResultConnError {
 		t.Fatalf("made=%d result=%q err=%v", made, result, err)
 	}
-	after, _ := testutil.GetCounterMetricValue(AttemptsTotal.WithLabelValues(testProfile, resultConnError))
-	if after-before != 3 {
-		t.Errorf("connection_error attempts grew by %v, want 3", after-before)
+	if got := rec.count(ResultConnError); got != 3 {
+		t.Errorf("%d connection_error attempts recorded, want 3", got)
 	}
 }
 
 func TestFetchSendsAcceptHeaderAndGET(t *testing.T) {
-	srv, _ := countingServer(t, func(_ int32, w http.ResponseWriter, r *http.Request) {
+	srv, _ := simtest.CountingServer(t, func(_ int32, w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet || r.URL.Path != "/simulate" || r.Header.Get("Accept") != "application/json" {
 			http.Error(w, r.Method+" "+r.URL.Path, http.StatusBadRequest)
 			return
 		}
-		_, _ = w.Write([]byte(goodBody))
+		_, _ = w.Write([]byte(simtest.GoodBody))
 	})
-	if _, _, _, err := testClient(srv.URL, nil).fetch(context.Background(), 1, time.Second); err != nil {
+	if _, _, _, err := testClient(srv.URL, nil).Fetch(context.Background(), 1, time.Second); err != nil {
 		t.Fatal(err)
 	}
 }

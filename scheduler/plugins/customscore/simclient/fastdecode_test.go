@@ -1,4 +1,4 @@
-package customscore
+package simclient
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"kns3.dev/kns3/scheduler/plugins/customscore/internal/simtest"
 )
 
 // decodeBodies are bodies fastDecode must take, or decline, without ever
@@ -98,7 +99,7 @@ func TestFastDecodeAgreesWithEncodingJSON(t *testing.T) {
 	if taken < 3 {
 		t.Errorf("fastDecode took %d bodies, want at least the 3 common ones", taken)
 	}
-	if _, ok := fastDecode(simulateBody(5000)); !ok {
+	if _, ok := fastDecode(simtest.Body(5000)); !ok {
 		t.Error("fastDecode declined the simulator's own answer for 5000 nodes")
 	}
 }
@@ -145,8 +146,8 @@ func checkAgreement(t *testing.T, body []byte) (taken bool) {
 		t.Errorf("fastDecode accepted %s, encoding/json rejects it: %v", quoteBody(body), err)
 		return true
 	}
-	if diff := cmp.Diff(slow.scores, fast.scores, cmpopts.EquateEmpty()); diff != "" || len(slow.invalid) > 0 {
-		t.Errorf("%s: fast and slow decodes differ (-slow +fast):\n%s invalid=%v", quoteBody(body), diff, slow.invalid)
+	if diff := cmp.Diff(slow.Scores, fast.Scores, cmpopts.EquateEmpty()); diff != "" || len(slow.Invalid) > 0 {
+		t.Errorf("%s: fast and slow decodes differ (-slow +fast):\n%s invalid=%v", quoteBody(body), diff, slow.Invalid)
 	}
 	return true
 }
@@ -164,7 +165,7 @@ func FuzzFastDecode(f *testing.F) {
 	for _, body := range decodeBodies {
 		f.Add([]byte(body))
 	}
-	f.Add(simulateBody(3))
+	f.Add(simtest.Body(3))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		if strings.Contains(string(body), "\x00\x00\x00\x00") {
 			t.Skip("uninteresting")

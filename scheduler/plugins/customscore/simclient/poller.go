@@ -1,4 +1,4 @@
-package customscore
+package simclient
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 )
 
 // Pauses between requests after a failure: 50ms, 100ms, 200ms, ... up to
-// the poller's cap, with jitter. The first are short because an open
+// the Poller's cap, with jitter. The first are short because an open
 // breaker's cycles skip the simulator: while a flapping simulator (half its
 // requests failing) is probed, pods are scheduled without it.
 const (
@@ -19,7 +19,7 @@ const (
 	retryJitter     = 0.2
 )
 
-// poller asks the simulator outside the scheduling cycle: the prober of an
+// Poller asks the simulator outside the scheduling cycle: the prober of an
 // open breaker, and the loop of the background-refresh mode.
 //
 // A request starts when the schedule says, not when the previous one ends:
@@ -27,8 +27,8 @@ const (
 // answer after an outage is seen within one pause however long a request
 // may wait. At most maxInFlight requests are out at once; past that the
 // oldest is abandoned.
-type poller struct {
-	client  *simulateClient
+type Poller struct {
+	client  *Client
 	timeout time.Duration
 	// okPause is the pause after a good answer (background mode's refresh
 	// interval); 0, for the prober, which stops at the first answer it
@@ -39,7 +39,7 @@ type poller struct {
 	maxInFlight int
 }
 
-func newPoller(client *simulateClient, timeout, okPause, maxPause time.Duration) *poller {
+func NewPoller(client *Client, timeout, okPause, maxPause time.Duration) *Poller {
 	// Enough requests to cover one timeout at the shortest steady pause, so
 	// the limit only bites on a simulator that hangs every request.
 	steady := maxPause
@@ -47,30 +47,30 @@ func newPoller(client *simulateClient, timeout, okPause, maxPause time.Duration)
 		steady = min(steady, okPause)
 	}
 	n := int(timeout/max(steady, time.Millisecond)) + 3
-	return &poller{client: client, timeout: timeout, okPause: okPause, maxPause: maxPause, maxInFlight: min(n, 16)}
+	return &Poller{client: client, timeout: timeout, okPause: okPause, maxPause: maxPause, maxInFlight: min(n, 16)}
 }
 
-// pollResult is one request's outcome; seq orders requests by their start,
-// took is how long it waited for the answer.
-type pollResult struct {
-	seq  uint64
-	sim  *simulation
-	err  error
-	took time.Duration
+// Result is one request's outcome; Seq orders requests by their start,
+// Took is how long it waited for the answer.
+type Result struct {
+	Seq  uint64
+	Sim  *Simulation
+	Err  error
+	Took time.Duration
 }
 
-// run polls until ctx ends or handle returns true. handle sees every
+// Run polls until ctx ends or handle returns true. handle sees every
 // result, in the order they arrive (a late answer may come after a newer
-// one: compare seq). inFlight, when set, is told each change in the number
+// one: compare Seq). inFlight, when set, is told each change in the number
 // of requests out. Requests still out when run returns are cancelled and
 // waited for.
-func (p *poller) run(ctx context.Context, handle func(pollResult) (stop bool), inFlight func(n int)) {
+func (p *Poller) Run(ctx context.Context, handle func(Result) (stop bool), inFlight func(n int)) {
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer cancel()
 
-	results := make(chan pollResult)
+	results := make(chan Result)
 	backoff := p.newBackoff()
 	var seq uint64
 	var out []request // oldest first
@@ -99,9 +99,9 @@ func (p *poller) run(ctx context.Context, handle func(pollResult) (stop bool), i
 				defer wg.Done()
 				defer cancelReq()
 				start := time.Now()
-				sim, _, _, err := p.client.fetch(reqCtx, 1, p.timeout)
+				sim, _, _, err := p.client.Fetch(reqCtx, 1, p.timeout)
 				select {
-				case results <- pollResult{seq: seq, sim: sim, err: err, took: time.Since(start)}:
+				case results <- Result{Seq: seq, Sim: sim, Err: err, Took: time.Since(start)}:
 				case <-ctx.Done(): // run has returned: nobody reads results
 				}
 			}(seq)
@@ -113,7 +113,7 @@ func (p *poller) run(ctx context.Context, handle func(pollResult) (stop bool), i
 				timer.Reset(backoff.Step())
 			}
 		case r := <-results:
-			if i := slices.IndexFunc(out, func(q request) bool { return q.seq == r.seq }); i >= 0 {
+			if i := slices.IndexFunc(out, func(q request) bool { return q.seq == r.Seq }); i >= 0 {
 				out = slices.Delete(out, i, i+1)
 			} else {
 				continue // abandoned: its answer, if any, is too old to matter
@@ -124,7 +124,7 @@ func (p *poller) run(ctx context.Context, handle func(pollResult) (stop bool), i
 			if handle(r) {
 				return
 			}
-			if r.err == nil {
+			if r.Err == nil {
 				lastOK = true
 				backoff = p.newBackoff()
 				timer.Reset(p.pauseAfterOK())
@@ -140,13 +140,13 @@ type request struct {
 	cancel context.CancelFunc
 }
 
-func (p *poller) pauseAfterOK() time.Duration {
+func (p *Poller) pauseAfterOK() time.Duration {
 	if p.okPause > 0 {
 		return p.okPause
 	}
 	return p.maxPause
 }
 
-func (p *poller) newBackoff() wait.Backoff {
+func (p *Poller) newBackoff() wait.Backoff {
 	return wait.Backoff{Duration: min(firstRetryPause, p.maxPause), Factor: retryFactor, Jitter: retryJitter, Steps: 64, Cap: p.maxPause}
 }

@@ -1,4 +1,4 @@
-package customscore
+package simclient
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// simulateClient calls GET /simulate with a per-attempt timeout, a bounded
+// Client calls GET /simulate with a per-attempt timeout, a bounded
 // body and a fixed pause between attempts. It is safe for concurrent use:
 // the prober and the background loop overlap requests.
 //
@@ -21,19 +21,19 @@ import (
 // ETag, the request carries If-None-Match, and a 304 answer reuses that
 // answer's decoded results instead of sending and decoding the same body
 // again. A simulator that ignores conditional requests always answers 200.
-type simulateClient struct {
+type Client struct {
 	url string
 	// shownURL is url without credentials, for logs and errors.
 	shownURL     string
 	retryDelay   time.Duration
 	maxBodyBytes int64
 	http         *http.Client
-	metrics      *profileMetrics
+	rec          Recorder
 	now          func() time.Time
 
 	mu       sync.Mutex
 	lastETag string
-	last     *simulation // decoded body of the answer tagged lastETag; read-only
+	last     *Simulation // decoded body of the answer tagged lastETag; read-only
 
 	seen observed
 }
@@ -45,27 +45,66 @@ type observed struct {
 	lastSuccess time.Time
 	lastFailure time.Time
 	lastErr     string
-	newest      *simulation
+	newest      *Simulation
 }
 
-func newSimulateClient(cfg config, m *profileMetrics) *simulateClient {
-	return &simulateClient{
-		metrics:      m,
+// Observed is what a Client saw last.
+type Observed struct {
+	LastSuccess, LastFailure time.Time
+	// LastError is the last failure's.
+	LastError string
+	// Newest is the newest good simulation.
+	Newest *Simulation
+}
+
+// Options configure a Client.
+type Options struct {
+	// URL is the /simulate URL; ShownURL the same without credentials,
+	// for logs and errors.
+	URL, ShownURL string
+	// Timeout bounds dialing; each attempt is bounded by Fetch's timeout.
+	Timeout time.Duration
+	// RetryDelay is the pause between attempts.
+	RetryDelay time.Duration
+	// MaxBodyBytes bounds a body.
+	MaxBodyBytes int64
+}
+
+// Recorder counts attempts by result (the Result* labels): the plugin's
+// metrics.
+type Recorder interface {
+	Attempt(result string)
+}
+
+// New returns a client of the simulator o names.
+func New(o Options, rec Recorder) *Client {
+	return &Client{
+		rec:          rec,
 		now:          time.Now,
-		url:          cfg.simulateURL,
-		shownURL:     cfg.shownURL,
-		retryDelay:   cfg.retryDelay,
-		maxBodyBytes: cfg.maxBodyBytes,
+		url:          o.URL,
+		shownURL:     o.ShownURL,
+		retryDelay:   o.RetryDelay,
+		maxBodyBytes: o.MaxBodyBytes,
 		http: &http.Client{Transport: &http.Transport{
 			// The simulator is co-located: never route it through an HTTP proxy
 			// taken from the environment.
 			Proxy:               nil,
-			DialContext:         (&net.Dialer{Timeout: cfg.timeout, KeepAlive: 30 * time.Second}).DialContext,
+			DialContext:         (&net.Dialer{Timeout: o.Timeout, KeepAlive: 30 * time.Second}).DialContext,
 			MaxIdleConnsPerHost: 2,
 			IdleConnTimeout:     90 * time.Second,
 		}},
 	}
 }
+
+// Attempt results, the labels a Recorder counts attempts under.
+const (
+	ResultSuccess   = "success"
+	ResultTimeout   = "timeout"
+	ResultConnError = "connection_error"
+	ResultHTTPError = "http_error"
+	ResultTooLarge  = "body_too_large"
+	ResultBadBody   = "invalid_body"
+)
 
 // attemptError is a failed attempt with the result label it is counted under.
 type attemptError struct {
@@ -76,47 +115,47 @@ type attemptError struct {
 func (e *attemptError) Error() string { return e.err.Error() }
 func (e *attemptError) Unwrap() error { return e.err }
 
-// fetch makes up to attempts attempts, each limited to timeout, and returns
+// Fetch makes up to attempts attempts, each limited to timeout, and returns
 // the first good simulation. The returned result label is that of the last
 // attempt.
-func (c *simulateClient) fetch(ctx context.Context, attempts int, timeout time.Duration) (*simulation, int, string, error) {
+func (c *Client) Fetch(ctx context.Context, attempts int, timeout time.Duration) (*Simulation, int, string, error) {
 	logger := klog.FromContext(ctx)
 	var lastErr error
 	for i := 1; i <= attempts; i++ {
 		if i > 1 {
 			select {
 			case <-ctx.Done():
-				return nil, i - 1, resultTimeout, fmt.Errorf("%w (after %d attempts: %w)", ctx.Err(), i-1, lastErr)
+				return nil, i - 1, ResultTimeout, fmt.Errorf("%w (after %d attempts: %w)", ctx.Err(), i-1, lastErr)
 			case <-time.After(c.retryDelay):
 			}
 		}
 		sim, err := c.attempt(ctx, timeout)
 		c.observe(sim, err)
 		if err == nil {
-			c.metrics.attempt(resultSuccess)
-			return sim, i, resultSuccess, nil
+			c.rec.Attempt(ResultSuccess)
+			return sim, i, ResultSuccess, nil
 		}
-		result := resultConnError
+		result := ResultConnError
 		var ae *attemptError
 		if errors.As(err, &ae) {
 			result = ae.result
 		}
-		c.metrics.attempt(result)
+		c.rec.Attempt(result)
 		logger.V(3).Info("Simulator attempt failed", "attempt", i, "of", attempts, "result", result, "err", err)
 		lastErr = err
 		if i == attempts {
 			return nil, i, result, fmt.Errorf("GET %s failed after %d attempt(s): %w", c.shownURL, i, err)
 		}
 	}
-	return nil, 0, resultConnError, errors.New("no attempt made")
+	return nil, 0, ResultConnError, errors.New("no attempt made")
 }
 
-func (c *simulateClient) attempt(ctx context.Context, timeout time.Duration) (*simulation, error) {
+func (c *Client) attempt(ctx context.Context, timeout time.Duration) (*Simulation, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url, nil)
 	if err != nil {
-		return nil, &attemptError{resultConnError, err}
+		return nil, &attemptError{ResultConnError, err}
 	}
 	req.Header.Set("Accept", "application/json")
 	c.mu.Lock()
@@ -133,37 +172,37 @@ func (c *simulateClient) attempt(ctx context.Context, timeout time.Duration) (*s
 	if resp.StatusCode == http.StatusNotModified {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
 		if cached == nil {
-			return nil, &attemptError{resultHTTPError, errors.New("304 Not Modified to an unconditional request")}
+			return nil, &attemptError{ResultHTTPError, errors.New("304 Not Modified to an unconditional request")}
 		}
 		return cached, nil
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		// Drain a little so the connection can be reused.
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
-		return nil, &attemptError{resultHTTPError, fmt.Errorf("unexpected status %s", resp.Status)}
+		return nil, &attemptError{ResultHTTPError, fmt.Errorf("unexpected status %s", resp.Status)}
 	}
 	if resp.ContentLength > c.maxBodyBytes {
-		return nil, &attemptError{resultTooLarge, fmt.Errorf("body of %d bytes is over the %d-byte limit", resp.ContentLength, c.maxBodyBytes)}
+		return nil, &attemptError{ResultTooLarge, fmt.Errorf("body of %d bytes is over the %d-byte limit", resp.ContentLength, c.maxBodyBytes)}
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, c.maxBodyBytes+1))
 	if err != nil {
 		return nil, &attemptError{classify(ctx, err), fmt.Errorf("reading body: %w", err)}
 	}
 	if int64(len(body)) > c.maxBodyBytes {
-		return nil, &attemptError{resultTooLarge, fmt.Errorf("body is over the %d-byte limit", c.maxBodyBytes)}
+		return nil, &attemptError{ResultTooLarge, fmt.Errorf("body is over the %d-byte limit", c.maxBodyBytes)}
 	}
-	sim, err := decodeSimulation(body)
+	sim, err := Decode(body)
 	if err != nil {
-		return nil, &attemptError{resultBadBody, err}
+		return nil, &attemptError{ResultBadBody, err}
 	}
-	sim.body = body
+	sim.Body = body
 	c.remember(resp.Header.Get("ETag"), sim)
 	return sim, nil
 }
 
 // observe records an attempt's outcome. A request cancelled by its caller
 // (a cycle or loop that ended) says nothing about the simulator.
-func (c *simulateClient) observe(sim *simulation, err error) {
+func (c *Client) observe(sim *Simulation, err error) {
 	if err != nil && errors.Is(err, context.Canceled) {
 		return
 	}
@@ -177,22 +216,22 @@ func (c *simulateClient) observe(sim *simulation, err error) {
 	c.seen.lastSuccess, c.seen.newest = now, sim
 }
 
-// observed returns a copy of what the client saw last.
-func (c *simulateClient) observed() (lastSuccess, lastFailure time.Time, lastErr string, newest *simulation) {
+// Observed returns what the client saw last.
+func (c *Client) Observed() Observed {
 	c.seen.mu.Lock()
 	defer c.seen.mu.Unlock()
-	return c.seen.lastSuccess, c.seen.lastFailure, c.seen.lastErr, c.seen.newest
+	return Observed{LastSuccess: c.seen.lastSuccess, LastFailure: c.seen.lastFailure, LastError: c.seen.lastErr, Newest: c.seen.newest}
 }
 
-// close drops the idle keep-alive connections to the simulator.
-func (c *simulateClient) close() {
+// Close drops the idle keep-alive connections to the simulator.
+func (c *Client) Close() {
 	c.http.CloseIdleConnections()
 }
 
 // remember keeps a tagged answer for the next conditional request; an
 // untagged one clears it, so a simulator that stops sending ETags is never
 // asked with a stale one.
-func (c *simulateClient) remember(etag string, sim *simulation) {
+func (c *Client) remember(etag string, sim *Simulation) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if etag == "" {
@@ -205,7 +244,7 @@ func (c *simulateClient) remember(etag string, sim *simulation) {
 func classify(ctx context.Context, err error) string {
 	var netErr net.Error
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) || (errors.As(err, &netErr) && netErr.Timeout()) {
-		return resultTimeout
+		return ResultTimeout
 	}
-	return resultConnError
+	return ResultConnError
 }

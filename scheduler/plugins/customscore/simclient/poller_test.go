@@ -1,4 +1,4 @@
-package customscore
+package simclient
 
 import (
 	"context"
@@ -9,10 +9,11 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
+	"kns3.dev/kns3/scheduler/plugins/customscore/internal/simtest"
 )
 
 // hangingServer holds every request until the client gives up, except
-// those for which answer returns true, which get goodBody. It tracks how
+// those for which answer returns true, which get simtest.GoodBody. It tracks how
 // many requests it holds.
 type hangingServer struct {
 	answer func(n int32) bool
@@ -29,7 +30,7 @@ func (s *hangingServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.answer != nil && s.answer(n) {
 		s.heldAtGood = s.held
 		s.mu.Unlock()
-		_, _ = w.Write([]byte(goodBody))
+		_, _ = w.Write([]byte(simtest.GoodBody))
 		return
 	}
 	s.held++
@@ -49,7 +50,7 @@ func (s *hangingServer) stats() (held, peak, heldAtGood int) {
 
 func startHanging(t *testing.T, s *hangingServer) string {
 	t.Helper()
-	srv, _ := countingServer(t, func(_ int32, w http.ResponseWriter, r *http.Request) { s.ServeHTTP(w, r) })
+	srv, _ := simtest.CountingServer(t, func(_ int32, w http.ResponseWriter, r *http.Request) { s.ServeHTTP(w, r) })
 	return srv.URL
 }
 
@@ -58,19 +59,19 @@ func startHanging(t *testing.T, s *hangingServer) string {
 func TestPollerOverlapsStuckRequests(t *testing.T) {
 	s := &hangingServer{answer: func(n int32) bool { return n >= 3 }}
 	url := startHanging(t, s)
-	p := newPoller(testClient(url, nil), time.Minute, 0, 20*time.Millisecond)
-	var results []pollResult
+	p := NewPoller(testClient(url, nil), time.Minute, 0, 20*time.Millisecond)
+	var results []Result
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	p.run(ctx, func(r pollResult) bool {
+	p.Run(ctx, func(r Result) bool {
 		results = append(results, r)
-		return r.err == nil
+		return r.Err == nil
 	}, nil)
-	if len(results) != 1 || results[0].err != nil {
+	if len(results) != 1 || results[0].Err != nil {
 		t.Fatalf("results %+v, want one good answer", results)
 	}
-	if results[0].seq != 3 {
-		t.Errorf("good answer from request %d, want 3", results[0].seq)
+	if results[0].Seq != 3 {
+		t.Errorf("good answer from request %d, want 3", results[0].Seq)
 	}
 	if _, _, heldAtGood := s.stats(); heldAtGood != 2 {
 		t.Errorf("%d requests held when the good one came, want 2: requests must overlap", heldAtGood)
@@ -90,7 +91,7 @@ func TestPollerOverlapsStuckRequests(t *testing.T) {
 func TestPollerBoundsRequestsInFlight(t *testing.T) {
 	s := &hangingServer{}
 	url := startHanging(t, s)
-	p := newPoller(testClient(url, nil), time.Minute, 0, 10*time.Millisecond)
+	p := NewPoller(testClient(url, nil), time.Minute, 0, 10*time.Millisecond)
 	if p.maxInFlight != 16 {
 		t.Fatalf("maxInFlight = %d for a 1m timeout and 10ms pauses, want the cap 16", p.maxInFlight)
 	}
@@ -104,7 +105,7 @@ func TestPollerBoundsRequestsInFlight(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 		cancel()
 	}()
-	p.run(ctx, func(pollResult) bool { return false }, func(n int) {
+	p.Run(ctx, func(Result) bool { return false }, func(n int) {
 		if int32(n) > peakSeen.Load() {
 			peakSeen.Store(int32(n))
 		}
@@ -129,28 +130,28 @@ func TestPollerBoundsRequestsInFlight(t *testing.T) {
 func TestPollerRetriesAfterFailures(t *testing.T) {
 	// The simulator fails until the poller has handled three failures.
 	var failures atomic.Int32
-	srv, calls := countingServer(t, func(_ int32, w http.ResponseWriter, _ *http.Request) {
+	srv, calls := simtest.CountingServer(t, func(_ int32, w http.ResponseWriter, _ *http.Request) {
 		if failures.Load() < 3 {
 			http.Error(w, "down", http.StatusServiceUnavailable)
 			return
 		}
-		_, _ = w.Write([]byte(goodBody))
+		_, _ = w.Write([]byte(simtest.GoodBody))
 	})
-	p := newPoller(testClient(srv.URL, nil), time.Second, 0, 5*time.Millisecond)
+	p := NewPoller(testClient(srv.URL, nil), time.Second, 0, 5*time.Millisecond)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	var results []pollResult
-	p.run(ctx, func(r pollResult) bool {
+	var results []Result
+	p.Run(ctx, func(r Result) bool {
 		results = append(results, r)
-		if r.err != nil {
+		if r.Err != nil {
 			failures.Add(1)
 		}
-		return r.err == nil
+		return r.Err == nil
 	}, nil)
 	if ctx.Err() != nil {
 		t.Fatalf("run did not stop at a good answer: %d results, %d failures", len(results), failures.Load())
 	}
-	if last := results[len(results)-1]; last.err != nil || last.sim == nil {
+	if last := results[len(results)-1]; last.Err != nil || last.Sim == nil {
 		t.Errorf("last result handled: %+v, want the good answer", last)
 	}
 	if n := int(failures.Load()); n < 3 || n != len(results)-1 {
@@ -172,7 +173,7 @@ func TestPollerInFlightLimit(t *testing.T) {
 		{100 * time.Millisecond, time.Second, time.Second, 3},
 		{time.Minute, 0, time.Millisecond, 16},
 	} {
-		if got := newPoller(nil, tt.timeout, tt.okPause, tt.maxPause).maxInFlight; got != tt.want {
+		if got := NewPoller(nil, tt.timeout, tt.okPause, tt.maxPause).maxInFlight; got != tt.want {
 			t.Errorf("timeout %s, pauses %s/%s: maxInFlight %d, want %d", tt.timeout, tt.okPause, tt.maxPause, got, tt.want)
 		}
 	}

@@ -1,4 +1,4 @@
-package customscore
+package simclient
 
 import (
 	"strconv"
@@ -16,7 +16,7 @@ import (
 // than encoding/json allows, malformed input) returns ok=false, and the
 // caller decodes with encoding/json, which handles every case the contract
 // allows and reports the errors.
-func fastDecode(body []byte) (sim *simulation, ok bool) {
+func fastDecode(body []byte) (sim *Simulation, ok bool) {
 	p := parser{b: body}
 	p.space()
 	if !p.consume('{') {
@@ -62,7 +62,7 @@ func fastDecode(body []byte) (sim *simulation, ok bool) {
 	if p.i != len(p.b) || scores == nil {
 		return nil, false
 	}
-	return &simulation{scores: scores}, true
+	return &Simulation{Scores: scores}, true
 }
 
 type parser struct {

@@ -9,6 +9,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/component-base/metrics/testutil"
+
+	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
+	"kns3.dev/kns3/scheduler/plugins/customscore/simclient"
 )
 
 // switchableServer answers goodBody, 503 or never, as mode says.
@@ -74,7 +77,7 @@ func TestHangingSimulatorCostsOneCycle(t *testing.T) {
 	pl := newTestPlugin(t, s.start(t), "timeout: 50ms\nbreakerFailureThreshold: 3\nbreakerCooldown: 20ms")
 	t.Cleanup(func() { _ = pl.Close() })
 	nodes := nodeInfos("n1", "n2")
-	failed, skipped := fallbacks(t, fallbackFailed), fallbacks(t, fallbackBreakerOpen)
+	failed, skipped := fallbacks(t, placement.FallbackSimulatorFailed), fallbacks(t, placement.FallbackBreakerOpen)
 
 	// The first cycle waits for its 3 attempts to time out; the breaker
 	// opens at once, under its threshold of 3.
@@ -87,10 +90,10 @@ func TestHangingSimulatorCostsOneCycle(t *testing.T) {
 			t.Fatalf("open breaker scored from the simulator: %v", raw)
 		}
 	}
-	if d := fallbacks(t, fallbackFailed) - failed; d != 1 {
+	if d := fallbacks(t, placement.FallbackSimulatorFailed) - failed; d != 1 {
 		t.Errorf("simulator_failed grew by %v, want 1: only the first cycle may wait", d)
 	}
-	if d := fallbacks(t, fallbackBreakerOpen) - skipped; d != 5 {
+	if d := fallbacks(t, placement.FallbackBreakerOpen) - skipped; d != 5 {
 		t.Errorf("breaker_open grew by %v, want 5", d)
 	}
 
@@ -151,11 +154,11 @@ func TestSlowAnswersOpenTheBreaker(t *testing.T) {
 	if g := gauge(t); g != float64(breakerOpen) {
 		t.Fatalf("breaker state %v after 3 slow cycles, want open", g)
 	}
-	open := fallbacks(t, fallbackBreakerOpen)
+	open := fallbacks(t, placement.FallbackBreakerOpen)
 	if raw, _ := scoreCycle(t, pl, nodes); raw["n1"] != 0 {
 		t.Error("with the breaker open the cycle still scored")
 	}
-	if fallbacks(t, fallbackBreakerOpen) <= open {
+	if fallbacks(t, placement.FallbackBreakerOpen) <= open {
 		t.Error("breaker_open fallbacks did not grow")
 	}
 	// Slow probes answer but leave it open.
@@ -205,9 +208,9 @@ func TestBackgroundModeNeverWaits(t *testing.T) {
 	// The simulator hangs: cycles go on with the last simulation, never
 	// asking; once it is older than maxSimulationAge scoring is skipped.
 	hang.Store(true)
-	stale := fallbacks(t, fallbackStale)
+	stale := fallbacks(t, placement.FallbackStale)
 	eventually(t, "the simulation goes stale", ranksN1(pl, 0))
-	if fallbacks(t, fallbackStale) <= stale {
+	if fallbacks(t, placement.FallbackStale) <= stale {
 		t.Error("stale fallbacks did not grow")
 	}
 	hang.Store(false)
@@ -244,14 +247,14 @@ func TestBackgroundModeNeverWaits(t *testing.T) {
 
 func TestBackgroundKeepsTheNewestAnswer(t *testing.T) {
 	now := time.Unix(1000, 0)
-	r := &backgroundRefresh{maxAge: time.Second, now: func() time.Time { return now }, metrics: newProfileMetrics(testProfile)}
+	r := &background{maxAge: time.Second, now: func() time.Time { return now }, metrics: newProfileMetrics(testProfile)}
 	if sim, age := r.newest(); sim != nil || age != -1 {
 		t.Fatalf("newest() before any answer = %v, %v", sim, age)
 	}
-	older, newer := &simulation{}, &simulation{}
-	r.take(pollResult{seq: 2, sim: newer})
-	r.take(pollResult{seq: 1, sim: older}) // late answer to an earlier request
-	r.take(pollResult{seq: 3, err: context.DeadlineExceeded})
+	older, newer := &simclient.Simulation{}, &simclient.Simulation{}
+	r.take(simclient.Result{Seq: 2, Sim: newer})
+	r.take(simclient.Result{Seq: 1, Sim: older}) // late answer to an earlier request
+	r.take(simclient.Result{Seq: 3, Err: context.DeadlineExceeded})
 	now = now.Add(time.Second)
 	if sim, age := r.newest(); sim != newer || age != time.Second {
 		t.Errorf("newest() = %p, %v; want the answer to request 2 (%p), 1s", sim, age, newer)

@@ -1,4 +1,4 @@
-package customscore
+package simclient
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"kns3.dev/kns3/scheduler/plugins/customscore/internal/simtest"
 )
 
 // etagServer serves body tagged etag (no tag when etag is ""), answering 304
@@ -49,21 +51,21 @@ func (s *etagServer) set(body, etag string) {
 }
 
 func TestConditionalRequests(t *testing.T) {
-	srv := &etagServer{body: goodBody, etag: `"v1"`, honor: true}
-	ts, _ := countingServer(t, func(_ int32, w http.ResponseWriter, r *http.Request) { srv.ServeHTTP(w, r) })
+	srv := &etagServer{body: simtest.GoodBody, etag: `"v1"`, honor: true}
+	ts, _ := simtest.CountingServer(t, func(_ int32, w http.ResponseWriter, r *http.Request) { srv.ServeHTTP(w, r) })
 	c := testClient(ts.URL, nil)
 	ctx := context.Background()
 
-	first, _, _, err := c.fetch(ctx, 1, time.Second)
+	first, _, _, err := c.Fetch(ctx, 1, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	second, _, result, err := c.fetch(ctx, 1, time.Second)
+	second, _, result, err := c.Fetch(ctx, 1, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if result != resultSuccess {
-		t.Errorf("result of a 304 = %q, want %q", result, resultSuccess)
+	if result != ResultSuccess {
+		t.Errorf("result of a 304 = %q, want %q", result, ResultSuccess)
 	}
 	if second != first {
 		t.Error("a 304 answer did not reuse the previous cycle's decoded results")
@@ -74,20 +76,20 @@ func TestConditionalRequests(t *testing.T) {
 
 	// A new scenario: new tag, new body, decoded afresh.
 	srv.set(`{"results":{"n1":{"score":0.2},"n2":{"score":0.7}}}`, `"v2"`)
-	third, _, _, err := c.fetch(ctx, 1, time.Second)
+	third, _, _, err := c.Fetch(ctx, 1, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if third == first || third.scores["n2"] != 700 || third.scores["n1"] != 200 {
-		t.Errorf("after a change got %v, want n1=200 n2=700", third.scores)
+	if third == first || third.Scores["n2"] != 700 || third.Scores["n1"] != 200 {
+		t.Errorf("after a change got %v, want n1=200 n2=700", third.Scores)
 	}
 
 	// The simulator stops tagging: no conditional request after that.
-	srv.set(goodBody, "")
-	if _, _, _, err := c.fetch(ctx, 1, time.Second); err != nil {
+	srv.set(simtest.GoodBody, "")
+	if _, _, _, err := c.Fetch(ctx, 1, time.Second); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, _, err := c.fetch(ctx, 1, time.Second); err != nil {
+	if _, _, _, err := c.Fetch(ctx, 1, time.Second); err != nil {
 		t.Fatal(err)
 	}
 	if conditional, _ := srv.seen(); conditional[len(conditional)-1] != "" {
@@ -99,17 +101,17 @@ func TestConditionalRequests(t *testing.T) {
 // A simulator that ignores If-None-Match answers 200 every time: each cycle
 // decodes its body, and the results are still right.
 func TestConditionalRequestsIgnored(t *testing.T) {
-	srv := &etagServer{body: goodBody, etag: `"v1"`, honor: false}
-	ts, _ := countingServer(t, func(_ int32, w http.ResponseWriter, r *http.Request) { srv.ServeHTTP(w, r) })
+	srv := &etagServer{body: simtest.GoodBody, etag: `"v1"`, honor: false}
+	ts, _ := simtest.CountingServer(t, func(_ int32, w http.ResponseWriter, r *http.Request) { srv.ServeHTTP(w, r) })
 	c := testClient(ts.URL, nil)
-	var prev *simulation
+	var prev *Simulation
 	for i := 0; i < 3; i++ {
-		sim, _, _, err := c.fetch(context.Background(), 1, time.Second)
+		sim, _, _, err := c.Fetch(context.Background(), 1, time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if sim == prev || sim.scores["n1"] != 900 {
-			t.Errorf("fetch %d: %v (reused: %v), want a fresh decode with n1=900", i, sim.scores, sim == prev)
+		if sim == prev || sim.Scores["n1"] != 900 {
+			t.Errorf("fetch %d: %v (reused: %v), want a fresh decode with n1=900", i, sim.Scores, sim == prev)
 		}
 		prev = sim
 	}
@@ -119,10 +121,10 @@ func TestConditionalRequestsIgnored(t *testing.T) {
 }
 
 func TestNotModifiedToUnconditionalRequest(t *testing.T) {
-	ts, _ := countingServer(t, func(_ int32, w http.ResponseWriter, _ *http.Request) {
+	ts, _ := simtest.CountingServer(t, func(_ int32, w http.ResponseWriter, _ *http.Request) {
 		w.WriteHeader(http.StatusNotModified)
 	})
-	if _, _, result, err := testClient(ts.URL, nil).fetch(context.Background(), 1, time.Second); err == nil || result != resultHTTPError {
+	if _, _, result, err := testClient(ts.URL, nil).Fetch(context.Background(), 1, time.Second); err == nil || result != ResultHTTPError {
 		t.Errorf("fetch = %q, %v; want an http_error", result, err)
 	}
 }

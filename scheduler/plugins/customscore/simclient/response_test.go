@@ -1,4 +1,4 @@
-package customscore
+package simclient
 
 import (
 	"math"
@@ -91,7 +91,7 @@ func TestDecodeSimulation(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			sim, err := decodeSimulation([]byte(tt.body))
+			sim, err := Decode([]byte(tt.body))
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want one containing %q", err, tt.wantErr)
@@ -101,10 +101,10 @@ func TestDecodeSimulation(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tt.wantScores, sim.scores); diff != "" {
+			if diff := cmp.Diff(tt.wantScores, sim.Scores); diff != "" {
 				t.Errorf("scores (-want,+got):\n%s", diff)
 			}
-			if diff := cmp.Diff(tt.wantInvalid, sim.invalid, cmpopts.EquateEmpty()); diff != "" {
+			if diff := cmp.Diff(tt.wantInvalid, sim.Invalid, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("invalid (-want,+got):\n%s", diff)
 			}
 		})

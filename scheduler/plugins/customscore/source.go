@@ -1,0 +1,208 @@
+package customscore
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
+
+	"kns3.dev/kns3/scheduler/apis/status"
+	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
+	"kns3.dev/kns3/scheduler/plugins/customscore/simclient"
+)
+
+// source is where PreScore gets each cycle's simulation: asked in the
+// cycle (perCycle, the specification's refresh mode) or kept by a loop off
+// the cycle (background).
+type source interface {
+	// simulation returns the cycle's simulation, or nil and why not (a
+	// placement.Fallback* reason), having logged it.
+	simulation(ctx context.Context, pod *v1.Pod) (*simclient.Simulation, string)
+	// run is the source's own goroutine until ctx ends: the prober of an
+	// open breaker, or the refresh loop.
+	run(ctx context.Context)
+	// breaker is the circuit breaker's state (status.Breaker*), "" for a
+	// source without one.
+	breaker() string
+	// keepFresh asks the simulator once when it was last asked longer
+	// than maxAge ago and the source would not ask by itself.
+	keepFresh(ctx context.Context, maxAge time.Duration)
+}
+
+// perCycle asks the simulator in every scheduling cycle, behind a circuit
+// breaker whose prober asks off the cycle while it is open.
+type perCycle struct {
+	client        *simclient.Client
+	metrics       *profileMetrics
+	attempts      int
+	timeout       time.Duration
+	latencyBudget time.Duration
+	cb            *breaker
+	prober        *simclient.Poller
+}
+
+func (s *perCycle) simulation(ctx context.Context, pod *v1.Pod) (*simclient.Simulation, string) {
+	logger := klog.FromContext(ctx)
+	if !s.cb.allow() {
+		logger.V(4).Info("Simulator skipped while the circuit breaker is open; scoring skipped", "pod", klog.KObj(pod))
+		return nil, placement.FallbackBreakerOpen
+	}
+	start := time.Now()
+	sim, made, result, err := s.client.Fetch(ctx, s.attempts, s.timeout)
+	took := time.Since(start)
+	s.metrics.call(result, took)
+	switch {
+	case err != nil:
+		outcome := cycleFailedFast
+		if result == simclient.ResultTimeout {
+			outcome = cycleTimedOut
+		}
+		s.cb.record(outcome)
+		logger.Info("Simulator unavailable; scoring skipped for this pod", "pod", klog.KObj(pod), "attempts", made, "err", err)
+		return nil, placement.FallbackSimulatorFailed
+	case took > s.latencyBudget:
+		// Used, but counted: every cycle of every profile waits for it.
+		s.cb.record(cycleSlow)
+		logger.V(1).Info("Simulator answered slower than breakerLatencyBudget; counted against the breaker",
+			"pod", klog.KObj(pod), "took", took, "budget", s.latencyBudget)
+	default:
+		s.cb.record(cycleSucceeded)
+	}
+	return sim, ""
+}
+
+// run is the prober: each time the breaker opens it polls the simulator,
+// off the scheduling cycle, until one answer is good and within budget,
+// and closes the breaker. Cycles never wait for a probe.
+func (s *perCycle) run(ctx context.Context) {
+	logger := klog.FromContext(ctx)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.cb.opened:
+		}
+		start, probes := time.Now(), 0
+		s.prober.Run(ctx, func(r simclient.Result) bool {
+			probes++
+			if r.Err != nil {
+				logger.V(3).Info("Simulator probe failed", "err", r.Err)
+				return false
+			}
+			if r.Took > s.latencyBudget {
+				logger.V(3).Info("Simulator probe answered slower than breakerLatencyBudget; the breaker stays open",
+					"took", r.Took, "budget", s.latencyBudget)
+				return false
+			}
+			s.cb.probeSucceeded()
+			logger.V(1).Info("Simulator probe answered", "probes", probes, "outage", time.Since(start).Round(time.Millisecond))
+			return true
+		}, nil)
+	}
+}
+
+func (s *perCycle) breaker() string {
+	if s.cb.allow() {
+		return status.BreakerClosed
+	}
+	return status.BreakerOpen
+}
+
+// keepFresh asks once when no cycle has for maxAge: a cycle asks only when
+// more than one node is feasible, and the published status (what kubectl
+// kns3 shows) should say how the simulator is now. While the breaker is
+// open its prober asks.
+func (s *perCycle) keepFresh(ctx context.Context, maxAge time.Duration) {
+	if !s.cb.allow() {
+		return
+	}
+	seen := s.client.Observed()
+	if time.Since(seen.LastSuccess) < maxAge || time.Since(seen.LastFailure) < maxAge {
+		return
+	}
+	_, _, _, _ = s.client.Fetch(ctx, 1, s.timeout)
+}
+
+// background is Background mode's loop: it keeps the newest simulation,
+// asking every refresh interval while the simulator answers (conditionally,
+// so an unchanged answer costs a 304) and backing off up to the same
+// interval while it does not. Cycles take the newest simulation and never
+// wait.
+type background struct {
+	poller  *simclient.Poller
+	maxAge  time.Duration
+	now     func() time.Time
+	metrics *profileMetrics
+
+	mu sync.Mutex
+	// latest is the newest good simulation, from the request started last
+	// among those that answered; at is when that answer arrived.
+	latest    *simclient.Simulation
+	latestSeq uint64
+	at        time.Time
+}
+
+func (b *background) simulation(ctx context.Context, pod *v1.Pod) (*simclient.Simulation, string) {
+	sim, age := b.newest()
+	if sim == nil {
+		klog.FromContext(ctx).V(2).Info("No simulation younger than maxSimulationAge; scoring skipped",
+			"pod", klog.KObj(pod), "age", age, "noneYet", age < 0)
+		return nil, placement.FallbackStale
+	}
+	return sim, ""
+}
+
+func (b *background) run(ctx context.Context) {
+	logger := klog.FromContext(ctx)
+	failing := false
+	b.poller.Run(ctx, func(res simclient.Result) bool {
+		switch {
+		case res.Err != nil && !failing:
+			logger.Info("Simulator refresh failed; scheduling uses the last simulation until it is older than maxSimulationAge",
+				"maxSimulationAge", b.maxAge, "err", res.Err)
+		case res.Err == nil && failing:
+			logger.Info("Simulator refresh answers again")
+		}
+		failing = res.Err != nil
+		b.take(res)
+		return false
+	}, nil)
+}
+
+func (b *background) breaker() string { return "" }
+
+// keepFresh has nothing to do: the loop asks every refresh interval.
+func (b *background) keepFresh(context.Context, time.Duration) {}
+
+// take keeps a good answer unless a request started later has already
+// answered: a late answer to an older request must not replace a newer one.
+func (b *background) take(res simclient.Result) {
+	if res.Err != nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if res.Seq > b.latestSeq {
+		b.latest, b.latestSeq, b.at = res.Sim, res.Seq, b.now()
+	}
+}
+
+// newest returns the newest simulation if it is at most maxAge old, and its
+// age either way (-1 when there is none yet). It never waits.
+func (b *background) newest() (*simclient.Simulation, time.Duration) {
+	b.mu.Lock()
+	sim, at := b.latest, b.at
+	b.mu.Unlock()
+	if sim == nil {
+		b.metrics.simulationAge(-1)
+		return nil, -1
+	}
+	age := b.now().Sub(at)
+	b.metrics.simulationAge(age)
+	if age > b.maxAge {
+		return nil, age
+	}
+	return sim, age
+}
