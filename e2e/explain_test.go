@@ -19,8 +19,8 @@ import (
 	"sigs.k8s.io/e2e-framework/pkg/features"
 
 	"kns3.dev/kns3/installclient"
+	output "kns3.dev/kns3/kubectl-kns3/pkg/apis/output/v1alpha1"
 	kns3cmd "kns3.dev/kns3/kubectl-kns3/pkg/cmd"
-	"kns3.dev/kns3/kubectl-kns3/pkg/explain"
 	schedstatus "kns3.dev/kns3/scheduler/apis/status"
 	"kns3.dev/kns3/scheduler/plugins/customfilter"
 	"kns3.dev/kns3/test/conditions"
@@ -61,26 +61,26 @@ func kubectlKNS3(cfg *envconf.Config, args ...string) (string, error) {
 }
 
 // explainJSON is `kubectl kns3 explain POD -n NS -o json`, decoded.
-func (c *cluster) explainJSON(cfg *envconf.Config, name string) *explain.Explanation {
+func (c *cluster) explainJSON(cfg *envconf.Config, name string) *output.Explanation {
 	c.t.Helper()
 	out, err := kubectlKNS3(cfg, "explain", name, "-n", c.ns, "-o", "json")
 	if err != nil {
 		c.t.Fatalf("kubectl kns3 explain %s: %v\n%s", name, err, out)
 	}
-	var e explain.Explanation
+	var e output.Explanation
 	if err := json.Unmarshal([]byte(out), &e); err != nil {
 		c.t.Fatalf("kubectl kns3 explain %s -o json: %v\n%s", name, err, out)
 	}
 	return &e
 }
 
-func rowOf(e *explain.Explanation, node string) explain.Row {
+func rowOf(e *output.Explanation, node string) output.Row {
 	for _, r := range e.Nodes {
 		if r.Node == node {
 			return r
 		}
 	}
-	return explain.Row{}
+	return output.Row{}
 }
 
 func TestPlacementExplained(t *testing.T) {
@@ -118,14 +118,14 @@ func TestPlacementExplained(t *testing.T) {
 				if e.Node != c.rigorous || e.PlacementEvent != event || e.Simulation == nil || e.Simulation.Source != "explain-rigorous" {
 					t.Errorf("explanation: node %q, event %q (recorded %q), simulation %+v", e.Node, e.PlacementEvent, event, e.Simulation)
 				}
-				if r := rowOf(e, c.rigorous); r.Filter != explain.Pass || !r.Chosen || r.SimulatorScore == nil || *r.SimulatorScore != 0.3 ||
+				if r := rowOf(e, c.rigorous); r.Filter != output.Pass || !r.Chosen || r.SimulatorScore == nil || *r.SimulatorScore != 0.3 ||
 					r.NormalizedScore == nil || *r.NormalizedScore != 100 || r.Rank != 1 {
 					t.Errorf("rigorous node row %+v: want pass, chosen, score 0.3, normalized 100 (the only candidate), rank 1", r)
 				}
-				if r := rowOf(e, c.plain); r.Filter != explain.Reject || r.FilterReason != customfilter.ErrReasonNotRigorous || r.NormalizedScore != nil {
+				if r := rowOf(e, c.plain); r.Filter != output.Reject || r.FilterReason != customfilter.ErrReasonNotRigorous || r.NormalizedScore != nil {
 					t.Errorf("plain node row %+v: want rejected with %q, not normalized", r, customfilter.ErrReasonNotRigorous)
 				}
-				if r := rowOf(e, c.disabled); r.Filter != explain.Reject || r.FilterReason != customfilter.ErrReasonDisabled {
+				if r := rowOf(e, c.disabled); r.Filter != output.Reject || r.FilterReason != customfilter.ErrReasonDisabled {
 					t.Errorf("disabled node row %+v: want rejected with %q", r, customfilter.ErrReasonDisabled)
 				}
 				if len(e.Nodes) != 4 {

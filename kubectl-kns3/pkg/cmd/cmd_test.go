@@ -18,8 +18,7 @@ import (
 	st "k8s.io/kubernetes/pkg/scheduler/testing"
 
 	"kns3.dev/kns3/installclient"
-	"kns3.dev/kns3/kubectl-kns3/pkg/explain"
-	"kns3.dev/kns3/kubectl-kns3/pkg/status"
+	output "kns3.dev/kns3/kubectl-kns3/pkg/apis/output/v1alpha1"
 	schedstatus "kns3.dev/kns3/scheduler/apis/status"
 	"kns3.dev/kns3/scheduler/plugins/customfilter"
 )
@@ -123,7 +122,7 @@ func TestExplain(t *testing.T) {
 		wantErr   string
 		wantOut   []string
 		wantWarn  string
-		checkJSON func(t *testing.T, e *explain.Explanation)
+		checkJSON func(t *testing.T, e *output.Explanation)
 	}{
 		{
 			name: "placed pod: rows, chosen node, the profile's newest placement event",
@@ -135,9 +134,9 @@ func TestExplain(t *testing.T) {
 		{
 			name: "JSON output",
 			objs: objs, args: []string{"explain", "web", "-n", "ns", "-o", "json"},
-			checkJSON: func(t *testing.T, e *explain.Explanation) {
+			checkJSON: func(t *testing.T, e *output.Explanation) {
 				if e.Kind != "PlacementExplanation" || e.Node != "a" || len(e.Nodes) != 3 || e.Nodes[0].Node != "a" || !e.Nodes[0].Chosen ||
-					*e.Nodes[0].SimulatorScore != 0.9 || *e.Nodes[0].NormalizedScore != 100 || *e.Nodes[1].NormalizedScore != 0 || e.Nodes[2].Filter != explain.Reject {
+					*e.Nodes[0].SimulatorScore != 0.9 || *e.Nodes[0].NormalizedScore != 100 || *e.Nodes[1].NormalizedScore != 0 || e.Nodes[2].Filter != output.Reject {
 					t.Errorf("explanation %+v", e)
 				}
 			},
@@ -214,7 +213,7 @@ func TestExplain(t *testing.T) {
 				t.Errorf("stderr %q, want %q", errOut, tc.wantWarn)
 			}
 			if tc.checkJSON != nil {
-				var e explain.Explanation
+				var e output.Explanation
 				if err := json.Unmarshal([]byte(out), &e); err != nil {
 					t.Fatalf("%v:\n%s", err, out)
 				}
@@ -241,7 +240,7 @@ func TestStatus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var s status.Status
+	var s output.Status
 	if err := json.Unmarshal([]byte(out), &s); err != nil {
 		t.Fatalf("%v:\n%s", err, out)
 	}

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"kns3.dev/kns3/installclient"
+	output "kns3.dev/kns3/kubectl-kns3/pkg/apis/output/v1alpha1"
 	"kns3.dev/kns3/kubectl-kns3/pkg/explain"
 	"kns3.dev/kns3/scheduler/apis/config"
 	schedstatus "kns3.dev/kns3/scheduler/apis/status"
@@ -68,7 +69,7 @@ func (e *NotKNS3Error) Error() string {
 
 // explain gathers what explain.Build needs, warning of what is partial
 // (no published status, a stale one, the simulator down).
-func (o *options) explain(ctx context.Context, name string) (*explain.Explanation, error) {
+func (o *options) explain(ctx context.Context, name string) (*output.Explanation, error) {
 	ns, client, err := o.connect()
 	if err != nil {
 		return nil, err

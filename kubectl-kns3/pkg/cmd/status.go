@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"kns3.dev/kns3/installclient"
+	output "kns3.dev/kns3/kubectl-kns3/pkg/apis/output/v1alpha1"
 	"kns3.dev/kns3/kubectl-kns3/pkg/status"
 )
 
@@ -48,7 +49,7 @@ started, and what the simulator last answered; the newest placement events in ev
 	return cmd
 }
 
-func (o *options) status(ctx context.Context, last int) (*status.Status, error) {
+func (o *options) status(ctx context.Context, last int) (*output.Status, error) {
 	_, client, err := o.connect()
 	if err != nil {
 		return nil, err

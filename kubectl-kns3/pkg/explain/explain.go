@@ -9,7 +9,6 @@ package explain
 import (
 	"cmp"
 	"slices"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,16 +16,11 @@ import (
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 
+	output "kns3.dev/kns3/kubectl-kns3/pkg/apis/output/v1alpha1"
 	"kns3.dev/kns3/scheduler/apis/config"
 	"kns3.dev/kns3/scheduler/apis/status"
 	"kns3.dev/kns3/scheduler/plugins/customfilter"
 	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
-)
-
-// Filter verdicts of a Row.
-const (
-	Pass   = "pass"
-	Reject = "reject"
 )
 
 // Input is what Build explains: the pod, every node, and what the
@@ -49,71 +43,9 @@ type Input struct {
 	LastFailedScheduling string
 }
 
-// Explanation is `kubectl kns3 explain POD`'s answer, also its JSON and
-// YAML output.
-type Explanation struct {
-	metav1.TypeMeta `json:",inline"`
-	Namespace       string `json:"namespace"`
-	Pod             string `json:"pod"`
-	SchedulerName   string `json:"schedulerName"`
-	// Node is the pod's node; "" while it is pending.
-	Node                 string      `json:"node,omitempty"`
-	PlacementEvent       string      `json:"placementEvent,omitempty"`
-	LastFailedScheduling string      `json:"lastFailedScheduling,omitempty"`
-	Normalization        string      `json:"normalization"`
-	Simulation           *Simulation `json:"simulation,omitempty"`
-	SimulatorError       string      `json:"simulatorError,omitempty"`
-	// Nodes has one row per node: candidates by simulator score, best
-	// first, then the nodes a filter rejects, by name.
-	Nodes []Row `json:"nodes"`
-}
-
-// Simulation describes the simulator's answer the scores come from.
-type Simulation struct {
-	// Received is when the scheduler got it.
-	Received      time.Time `json:"received"`
-	Source        string    `json:"source,omitempty"`
-	Timestamp     time.Time `json:"timestamp,omitzero"`
-	WindowSeconds int       `json:"windowSeconds,omitempty"`
-	// Omitted counts the nodes whose scores the scheduler left out of its
-	// status to keep it bounded (their rows show none).
-	Omitted int `json:"omitted,omitempty"`
-}
-
-// Row is one node.
-type Row struct {
-	Node string `json:"node"`
-	// Filter is CustomFilterPlugin's verdict (Pass or Reject), with its
-	// reason when it rejects.
-	Filter       string `json:"filter"`
-	FilterReason string `json:"filterReason,omitempty"`
-	// Other names a check of upstream's filters the node fails that
-	// Build can tell from the node alone: unschedulable, an untolerated
-	// NoSchedule or NoExecute taint. Resources, affinity and the like
-	// are left to the scheduler's FailedScheduling message.
-	Other string `json:"otherFilters,omitempty"`
-	// SimulatorScore is the node's score in the newest simulation; nil
-	// when it has none for the node.
-	SimulatorScore *float64 `json:"simulatorScore,omitempty"`
-	// NormalizedScore is what NormalizeScore makes of the raw scores of
-	// the candidates (nodes that pass both checks above) before the
-	// profile's weight; nil for a non-candidate, or when no candidate has
-	// a score (PreScore then skips the plugin).
-	NormalizedScore *int64 `json:"normalizedScore,omitempty"`
-	// Rank is the candidate's place by simulator score (ties share it);
-	// 0 for a non-candidate or an unscored node.
-	Rank int `json:"rank,omitempty"`
-	// Chosen marks the pod's node.
-	Chosen bool `json:"chosen,omitempty"`
-}
-
-// Candidate reports whether the row is a node the pod could go to as far
-// as Build can tell.
-func (r Row) Candidate() bool { return r.Filter == Pass && r.Other == "" }
-
 // Build explains in.Pod's placement.
-func Build(in Input) *Explanation {
-	e := &Explanation{
+func Build(in Input) *output.Explanation {
+	e := &output.Explanation{
 		Namespace:            in.Pod.Namespace,
 		Pod:                  in.Pod.Name,
 		SchedulerName:        in.Pod.Spec.SchedulerName,
@@ -128,16 +60,16 @@ func Build(in Input) *Explanation {
 	}
 	var scores map[string]int64
 	if s := in.Simulation; s != nil {
-		e.Simulation = &Simulation{Received: s.Received, Source: s.Source, Timestamp: s.Timestamp, WindowSeconds: s.WindowSeconds, Omitted: s.Omitted}
+		e.Simulation = &output.Simulation{Received: metav1.NewTime(s.Received), Source: s.Source, Timestamp: metav1.NewTime(s.Timestamp), WindowSeconds: s.WindowSeconds, Omitted: s.Omitted}
 		scores = s.MilliScores
 	}
 	// The plugin's raw scores, as the scheduler published them: exactly
 	// what its Score returned, whatever shape the simulator's answer had.
 	raw := map[string]int64{}
 	for _, n := range in.Nodes {
-		row := Row{Node: n.Name, Filter: Pass, Chosen: n.Name == e.Node}
+		row := output.Row{Node: n.Name, Filter: output.Pass, Chosen: n.Name == e.Node}
 		if reason := customfilter.Rejection(in.Pod, &n); reason != "" {
-			row.Filter, row.FilterReason = Reject, reason
+			row.Filter, row.FilterReason = output.Reject, reason
 		}
 		row.Other = otherFilters(in.Pod, &n)
 		if milli, ok := scores[n.Name]; ok {
@@ -148,7 +80,7 @@ func Build(in Input) *Explanation {
 		e.Nodes = append(e.Nodes, row)
 	}
 	rankAndNormalize(e.Nodes, raw, in.Absolute)
-	slices.SortStableFunc(e.Nodes, func(a, b Row) int {
+	slices.SortStableFunc(e.Nodes, func(a, b output.Row) int {
 		if a.Candidate() != b.Candidate() {
 			if a.Candidate() {
 				return -1
@@ -168,7 +100,7 @@ func Build(in Input) *Explanation {
 // rankAndNormalize sets the candidates' Rank and NormalizedScore as one
 // scheduling cycle of CustomScorePlugin would: an unscored candidate's raw
 // score is 0, and when no candidate is scored the plugin is skipped.
-func rankAndNormalize(rows []Row, raw map[string]int64, absolute bool) {
+func rankAndNormalize(rows []output.Row, raw map[string]int64, absolute bool) {
 	var candidates []string
 	var list fwk.NodeScoreList
 	anyScored := false

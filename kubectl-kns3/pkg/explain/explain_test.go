@@ -2,7 +2,6 @@ package explain
 
 import (
 	"bytes"
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +10,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	st "k8s.io/kubernetes/pkg/scheduler/testing"
 
+	output "kns3.dev/kns3/kubectl-kns3/pkg/apis/output/v1alpha1"
 	"kns3.dev/kns3/scheduler/apis/status"
 	"kns3.dev/kns3/scheduler/plugins/customfilter"
 )
@@ -42,7 +42,7 @@ type row struct {
 	chosen     bool
 }
 
-func short(rows []Row) []row {
+func short(rows []output.Row) []row {
 	out := make([]row, len(rows))
 	for i, r := range rows {
 		out[i] = row{node: r.Node, filter: r.Filter, score: -1, normalized: -1, rank: r.Rank, chosen: r.Chosen}
@@ -86,10 +86,10 @@ func TestBuild(t *testing.T) {
 			name: "placed pod: the filter rejects the disabled node whatever its score; the tainted node is no candidate",
 			in:   Input{Pod: plain, Nodes: demoNodes, Simulation: sim(demoScores)},
 			want: []row{
-				{"worker2", Pass, 0.707, 100, 1, true},
-				{"worker3", Pass, 0.40, 0, 2, false},
-				{"cp", Pass, -1, -1, 0, false},
-				{"worker", Reject, 0.95, -1, 0, false},
+				{"worker2", output.Pass, 0.707, 100, 1, true},
+				{"worker3", output.Pass, 0.40, 0, 2, false},
+				{"cp", output.Pass, -1, -1, 0, false},
+				{"worker", output.Reject, 0.95, -1, 0, false},
 			},
 			reasons: map[string]string{"worker": customfilter.ErrReasonDisabled, "cp": "untolerated taint node-role.kubernetes.io/control-plane"},
 		},
@@ -97,10 +97,10 @@ func TestBuild(t *testing.T) {
 			name: "rigorous pod: only the rigorous node passes, and as the only candidate it gets 100",
 			in:   Input{Pod: rigorousPod, Nodes: demoNodes, Simulation: sim(demoScores)},
 			want: []row{
-				{"worker2", Pass, 0.707, 100, 1, false},
-				{"cp", Reject, -1, -1, 0, false},
-				{"worker", Reject, 0.95, -1, 0, false},
-				{"worker3", Reject, 0.40, -1, 0, false},
+				{"worker2", output.Pass, 0.707, 100, 1, false},
+				{"cp", output.Reject, -1, -1, 0, false},
+				{"worker", output.Reject, 0.95, -1, 0, false},
+				{"worker3", output.Reject, 0.40, -1, 0, false},
 			},
 			reasons: map[string]string{"worker3": customfilter.ErrReasonNotRigorous},
 		},
@@ -108,10 +108,10 @@ func TestBuild(t *testing.T) {
 			name: "an unscored candidate scores 0 and takes part in the normalization",
 			in:   Input{Pod: plain, Nodes: demoNodes, Simulation: sim(map[string]float64{"worker2": 0.5})},
 			want: []row{
-				{"worker2", Pass, 0.5, 100, 1, true},
-				{"worker3", Pass, -1, 0, 0, false},
-				{"cp", Pass, -1, -1, 0, false},
-				{"worker", Reject, -1, -1, 0, false},
+				{"worker2", output.Pass, 0.5, 100, 1, true},
+				{"worker3", output.Pass, -1, 0, 0, false},
+				{"cp", output.Pass, -1, -1, 0, false},
+				{"worker", output.Reject, -1, -1, 0, false},
 			},
 		},
 		{
@@ -119,30 +119,30 @@ func TestBuild(t *testing.T) {
 			in:       Input{Pod: plain, Nodes: demoNodes, Simulation: sim(demoScores), Absolute: true},
 			absolute: true,
 			want: []row{
-				{"worker2", Pass, 0.707, 70, 1, true},
-				{"worker3", Pass, 0.40, 40, 2, false},
-				{"cp", Pass, -1, -1, 0, false},
-				{"worker", Reject, 0.95, -1, 0, false},
+				{"worker2", output.Pass, 0.707, 70, 1, true},
+				{"worker3", output.Pass, 0.40, 40, 2, false},
+				{"cp", output.Pass, -1, -1, 0, false},
+				{"worker", output.Reject, 0.95, -1, 0, false},
 			},
 		},
 		{
 			name: "ties share a rank and MinMax gives every tied node 100",
 			in:   Input{Pod: plain, Nodes: demoNodes, Simulation: sim(map[string]float64{"worker2": 0.5, "worker3": 0.5})},
 			want: []row{
-				{"worker2", Pass, 0.5, 100, 1, true},
-				{"worker3", Pass, 0.5, 100, 1, false},
-				{"cp", Pass, -1, -1, 0, false},
-				{"worker", Reject, -1, -1, 0, false},
+				{"worker2", output.Pass, 0.5, 100, 1, true},
+				{"worker3", output.Pass, 0.5, 100, 1, false},
+				{"cp", output.Pass, -1, -1, 0, false},
+				{"worker", output.Reject, -1, -1, 0, false},
 			},
 		},
 		{
 			name: "simulator down: verdicts only, no scores",
 			in:   Input{Pod: plain, Nodes: demoNodes, SimulatorError: "down"},
 			want: []row{
-				{"worker2", Pass, -1, -1, 0, true},
-				{"worker3", Pass, -1, -1, 0, false},
-				{"cp", Pass, -1, -1, 0, false},
-				{"worker", Reject, -1, -1, 0, false},
+				{"worker2", output.Pass, -1, -1, 0, true},
+				{"worker3", output.Pass, -1, -1, 0, false},
+				{"cp", output.Pass, -1, -1, 0, false},
+				{"worker", output.Reject, -1, -1, 0, false},
 			},
 		},
 		{
@@ -157,8 +157,8 @@ func TestBuild(t *testing.T) {
 				Simulation: sim(map[string]float64{"cp": 0.1, "cordoned": 0.9}),
 			},
 			want: []row{
-				{"cp", Pass, 0.1, 100, 1, false},
-				{"cordoned", Pass, 0.9, -1, 0, false},
+				{"cp", output.Pass, 0.1, 100, 1, false},
+				{"cordoned", output.Pass, 0.9, -1, 0, false},
 			},
 			reasons: map[string]string{"cordoned": "node is unschedulable"},
 		},
@@ -173,7 +173,7 @@ func TestBuild(t *testing.T) {
 				if got := r.FilterReason + r.Other; ok && !strings.Contains(got, want) {
 					t.Errorf("%s: reasons %q, want %q", r.Node, got, want)
 				}
-				if r.Filter == Reject && r.FilterReason == "" {
+				if r.Filter == output.Reject && r.FilterReason == "" {
 					t.Errorf("%s: rejected without a reason", r.Node)
 				}
 			}
@@ -233,24 +233,5 @@ func TestPrintEscapes(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
-	}
-}
-
-// TestDeepCopyObject: the copy is equal and shares no pointer.
-func TestDeepCopyObject(t *testing.T) {
-	e := Build(Input{Pod: st.MakePod().Namespace("ns").Name("p").Node("worker2").Obj(), Nodes: demoNodes, Simulation: sim(demoScores)}).SetKind()
-	c := e.DeepCopyObject().(*Explanation)
-	a, _ := json.Marshal(e)
-	b, _ := json.Marshal(c)
-	if !bytes.Equal(a, b) {
-		t.Fatalf("copy differs:\n%s\n%s", a, b)
-	}
-	*c.Nodes[0].SimulatorScore = 42
-	c.Simulation.Source = "changed"
-	if *e.Nodes[0].SimulatorScore == 42 || e.Simulation.Source == "changed" {
-		t.Error("the copy shares memory with the original")
-	}
-	if !strings.Contains(string(a), `"kind":"PlacementExplanation"`) {
-		t.Errorf("no kind in %s", a)
 	}
 }

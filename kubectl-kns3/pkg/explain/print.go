@@ -6,48 +6,16 @@ import (
 	"strconv"
 	"time"
 
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/printers"
 
+	output "kns3.dev/kns3/kubectl-kns3/pkg/apis/output/v1alpha1"
 	"kns3.dev/kns3/kubectl-kns3/pkg/safetext"
 )
-
-// GroupVersion is the group and version -o json|yaml name the output with.
-var GroupVersion = schema.GroupVersion{Group: "kns3.dev", Version: "v1alpha1"}
-
-// SetKind names e for -o json|yaml: kubectl's printers want a kind.
-func (e *Explanation) SetKind() *Explanation {
-	e.TypeMeta.SetGroupVersionKind(GroupVersion.WithKind("PlacementExplanation"))
-	return e
-}
-
-// DeepCopyObject copies e, making it a runtime.Object for kubectl's printers.
-func (e *Explanation) DeepCopyObject() runtime.Object {
-	out := *e
-	if e.Simulation != nil {
-		s := *e.Simulation
-		out.Simulation = &s
-	}
-	out.Nodes = make([]Row, len(e.Nodes))
-	for i, r := range e.Nodes {
-		if r.SimulatorScore != nil {
-			v := *r.SimulatorScore
-			r.SimulatorScore = &v
-		}
-		if r.NormalizedScore != nil {
-			v := *r.NormalizedScore
-			r.NormalizedScore = &v
-		}
-		out.Nodes[i] = r
-	}
-	return &out
-}
 
 // Print writes e for a person, at now: where the pod is (or why it
 // waits), its placement event, the simulation, then a table with a row per
 // node. Text from the cluster and the simulator is escaped.
-func Print(w io.Writer, e *Explanation, now time.Time) error {
+func Print(w io.Writer, e *output.Explanation, now time.Time) error {
 	tw := printers.GetNewTabWriter(w)
 	where := "is on " + e.Node
 	if e.Node == "" {
@@ -69,7 +37,7 @@ func Print(w io.Writer, e *Explanation, now time.Time) error {
 	switch s := e.Simulation; {
 	case s != nil:
 		fmt.Fprintf(tw, "Simulation: received by the scheduler %s ago; %s; normalization %s.\n",
-			now.Sub(s.Received).Round(time.Second), Describe(s.Source, s.Timestamp, s.WindowSeconds), e.Normalization)
+			now.Sub(s.Received.Time).Round(time.Second), Describe(s.Source, s.Timestamp.Time, s.WindowSeconds), e.Normalization)
 		if s.Omitted > 0 {
 			fmt.Fprintf(tw, "The scheduler's status leaves out the scores of %d lower-ranked nodes.\n", s.Omitted)
 		}

@@ -16,97 +16,20 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/printers"
 
 	"kns3.dev/kns3/installclient"
+	output "kns3.dev/kns3/kubectl-kns3/pkg/apis/output/v1alpha1"
 	"kns3.dev/kns3/kubectl-kns3/pkg/explain"
 	"kns3.dev/kns3/kubectl-kns3/pkg/safetext"
 	schedstatus "kns3.dev/kns3/scheduler/apis/status"
 )
 
-// Status is `kubectl kns3 status`'s answer, also its JSON and YAML output.
-type Status struct {
-	metav1.TypeMeta `json:",inline"`
-	// Install is the install's kind and namespace.
-	Install   string `json:"install"`
-	Namespace string `json:"namespace"`
-	Pods      []Pod  `json:"pods"`
-	// PodsError says why the pods could not be listed.
-	PodsError string `json:"podsError,omitempty"`
-	// Ignored are pods wearing KNS-3's label that its install did not make.
-	Ignored []string `json:"ignored,omitempty"`
-	// Profiles are as their schedulers published them; StatusError says
-	// why there are none.
-	Profiles    []Profile `json:"profiles"`
-	StatusError string    `json:"statusError,omitempty"`
-	// Placements are the newest placement events, newest first.
-	Placements []Placement `json:"placements"`
-}
-
-// Pod is one scheduler pod.
-type Pod struct {
-	Namespace      string `json:"namespace"`
-	Name           string `json:"name"`
-	Node           string `json:"node"`
-	Phase          string `json:"phase"`
-	SchedulerReady bool   `json:"schedulerReady"`
-	SimulatorReady bool   `json:"simulatorReady"`
-	Restarts       int32  `json:"restarts"`
-	// Publishing: this pod wrote the published status (the leader).
-	Publishing bool `json:"publishing"`
-}
-
-// Profile is one profile's CustomScorePlugin.
-type Profile struct {
-	Name string `json:"name"`
-	// Instance published it at Published; Stale when that is longer ago
-	// than its heartbeat allows.
-	Instance  string    `json:"instance"`
-	Published time.Time `json:"published"`
-	Stale     bool      `json:"stale"`
-	// RefreshMode and Normalization are the plugin's args; Breaker is
-	// closed or open (none in Background mode).
-	RefreshMode   string `json:"refreshMode"`
-	Normalization string `json:"normalization"`
-	Breaker       string `json:"breaker,omitempty"`
-	// ScoredCycles and Fallbacks count cycles scored with and without a
-	// simulation since the plugin started; FallbacksTotal is the sum.
-	ScoredCycles   int64            `json:"scoredCycles"`
-	Fallbacks      map[string]int64 `json:"fallbacks"`
-	FallbacksTotal int64            `json:"fallbacksTotal"`
-	Simulator      Simulator        `json:"simulator"`
-}
-
-// Simulator is what the profile's plugin knows of its simulator.
-type Simulator struct {
-	Down        bool      `json:"down"`
-	LastSuccess time.Time `json:"lastSuccess,omitzero"`
-	LastFailure time.Time `json:"lastFailure,omitzero"`
-	LastError   string    `json:"lastError,omitempty"`
-	// The newest simulation's metadata and size; Received is zero
-	// without one.
-	Received      time.Time `json:"received,omitzero"`
-	Source        string    `json:"source,omitempty"`
-	Timestamp     time.Time `json:"timestamp,omitzero"`
-	WindowSeconds int       `json:"windowSeconds,omitempty"`
-	Nodes         int       `json:"nodes"`
-}
-
-// Placement is one placement event.
-type Placement struct {
-	Time      time.Time `json:"time"`
-	Namespace string    `json:"namespace"`
-	Pod       string    `json:"pod"`
-	Message   string    `json:"message"`
-}
-
 // Build summarizes in, at now, with its placement events.
-func Build(in *installclient.Install, events []v1.Event, now time.Time) *Status {
-	s := &Status{Install: string(in.Kind), Namespace: in.Namespace, PodsError: in.PodsError, Ignored: in.Ignored, StatusError: in.StatusError}
+func Build(in *installclient.Install, events []v1.Event, now time.Time) *output.Status {
+	s := &output.Status{Install: string(in.Kind), Namespace: in.Namespace, PodsError: in.PodsError, Ignored: in.Ignored, StatusError: in.StatusError}
 	for _, p := range in.Pods {
-		s.Pods = append(s.Pods, Pod{
+		s.Pods = append(s.Pods, output.SchedulerPod{
 			Namespace: p.Pod.Namespace, Name: p.Pod.Name, Node: p.Pod.Spec.NodeName, Phase: string(p.Pod.Status.Phase),
 			SchedulerReady: p.SchedulerReady, SimulatorReady: p.SimulatorReady, Restarts: p.Restarts, Publishing: p.Publishing,
 		})
@@ -118,9 +41,9 @@ func Build(in *installclient.Install, events []v1.Event, now time.Time) *Status 
 	return s
 }
 
-func profileOf(doc schedstatus.ProfileStatus, now time.Time) Profile {
-	p := Profile{
-		Name: doc.Profile, Instance: doc.Instance, Published: doc.Published, Stale: installclient.Stale(doc, now),
+func profileOf(doc schedstatus.ProfileStatus, now time.Time) output.Profile {
+	p := output.Profile{
+		Name: doc.Profile, Instance: doc.Instance, Published: metav1.NewTime(doc.Published), Stale: installclient.Stale(doc, now),
 		RefreshMode: doc.RefreshMode, Normalization: doc.Normalization, Breaker: doc.Breaker,
 		ScoredCycles: doc.ScoredCycles, Fallbacks: maps.Clone(doc.Fallbacks),
 	}
@@ -131,51 +54,28 @@ func profileOf(doc schedstatus.ProfileStatus, now time.Time) Profile {
 		p.FallbacksTotal += v
 	}
 	sim := doc.Simulator
-	p.Simulator = Simulator{Down: sim.Down(), LastSuccess: sim.LastSuccess, LastFailure: sim.LastFailure, LastError: sim.LastError}
+	p.Simulator = output.SimulatorStatus{Down: sim.Down(), LastSuccess: metav1.NewTime(sim.LastSuccess), LastFailure: metav1.NewTime(sim.LastFailure), LastError: sim.LastError}
 	if s := sim.Simulation; s != nil {
-		p.Simulator.Received, p.Simulator.Source, p.Simulator.Timestamp, p.Simulator.WindowSeconds = s.Received, s.Source, s.Timestamp, s.WindowSeconds
+		p.Simulator.Received, p.Simulator.Source, p.Simulator.Timestamp, p.Simulator.WindowSeconds = metav1.NewTime(s.Received), s.Source, metav1.NewTime(s.Timestamp), s.WindowSeconds
 		p.Simulator.Nodes = len(s.MilliScores) + s.Omitted
 	}
 	return p
 }
 
 // Placements turns placement events into placements, newest first.
-func Placements(events []v1.Event) []Placement {
-	out := make([]Placement, 0, len(events))
+func Placements(events []v1.Event) []output.Placement {
+	out := make([]output.Placement, 0, len(events))
 	for _, e := range events {
-		out = append(out, Placement{Time: installclient.EventTime(&e), Namespace: e.InvolvedObject.Namespace, Pod: e.InvolvedObject.Name, Message: e.Message})
+		out = append(out, output.Placement{Time: metav1.NewTime(installclient.EventTime(&e)), Namespace: e.InvolvedObject.Namespace, Pod: e.InvolvedObject.Name, Message: e.Message})
 	}
-	slices.SortStableFunc(out, func(a, b Placement) int { return b.Time.Compare(a.Time) })
+	slices.SortStableFunc(out, func(a, b output.Placement) int { return b.Time.Compare(a.Time.Time) })
 	return out
-}
-
-// GroupVersion is the group and version -o json|yaml name the output with.
-var GroupVersion = schema.GroupVersion{Group: "kns3.dev", Version: "v1alpha1"}
-
-// SetKind names s for -o json|yaml: kubectl's printers want a kind.
-func (s *Status) SetKind() *Status {
-	s.TypeMeta.SetGroupVersionKind(GroupVersion.WithKind("Status"))
-	return s
-}
-
-// DeepCopyObject copies s, making it a runtime.Object for kubectl's printers.
-func (s *Status) DeepCopyObject() runtime.Object {
-	out := *s
-	out.Pods = slices.Clone(s.Pods)
-	out.Ignored = slices.Clone(s.Ignored)
-	out.Placements = slices.Clone(s.Placements)
-	out.Profiles = make([]Profile, len(s.Profiles))
-	for i, p := range s.Profiles {
-		p.Fallbacks = maps.Clone(p.Fallbacks)
-		out.Profiles[i] = p
-	}
-	return &out
 }
 
 // Print writes s for a person, at now: a table per part, each aligned on
 // its own. Text from the cluster and the simulator is escaped.
-func Print(w io.Writer, s *Status, now time.Time) error {
-	ago := func(t time.Time) string { return now.Sub(t).Round(time.Second).String() + " ago" }
+func Print(w io.Writer, s *output.Status, now time.Time) error {
+	ago := func(t metav1.Time) string { return now.Sub(t.Time).Round(time.Second).String() + " ago" }
 	fmt.Fprintf(w, "KNS-3 install: %s, namespace %s.\n\n", s.Install, s.Namespace)
 	switch {
 	case s.PodsError != "":
@@ -225,12 +125,12 @@ func Print(w io.Writer, s *Status, now time.Time) error {
 	tw := printers.GetNewTabWriter(w)
 	fmt.Fprintln(tw, "LAST PLACEMENTS\tAGE\tPLACEMENT")
 	for _, p := range s.Placements {
-		fmt.Fprintf(tw, "%s/%s\t%s\t%s\n", p.Namespace, p.Pod, now.Sub(p.Time).Round(time.Second), safetext.Line(p.Message))
+		fmt.Fprintf(tw, "%s/%s\t%s\t%s\n", p.Namespace, p.Pod, now.Sub(p.Time.Time).Round(time.Second), safetext.Line(p.Message))
 	}
 	return tw.Flush()
 }
 
-func simulatorLine(s Simulator, ago func(time.Time) string) string {
+func simulatorLine(s output.SimulatorStatus, ago func(metav1.Time) string) string {
 	var out string
 	switch {
 	case s.Down:
@@ -244,7 +144,7 @@ func simulatorLine(s Simulator, ago func(time.Time) string) string {
 		return out + "; no simulation yet."
 	}
 	return fmt.Sprintf("%s; newest simulation received %s: %s, %d nodes scored.", out, ago(s.Received),
-		explain.Describe(s.Source, s.Timestamp, s.WindowSeconds), s.Nodes)
+		explain.Describe(s.Source, s.Timestamp.Time, s.WindowSeconds), s.Nodes)
 }
 
 func readiness(ready bool) string {

@@ -79,14 +79,3 @@ func TestBuildAndPrint(t *testing.T) {
 		t.Errorf("output holds a control character:\n%q", out.String())
 	}
 }
-
-// TestDeepCopyObject: the copy is equal and shares no map.
-func TestDeepCopyObject(t *testing.T) {
-	s := &Status{Profiles: []Profile{{Name: "p", Fallbacks: map[string]int64{"stale": 1}}}, Pods: []Pod{{Name: "x"}}}
-	c := s.DeepCopyObject().(*Status)
-	c.Profiles[0].Fallbacks["stale"] = 2
-	c.Pods[0].Name = "y"
-	if s.Profiles[0].Fallbacks["stale"] != 1 || s.Pods[0].Name != "x" {
-		t.Error("the copy shares memory with the original")
-	}
-}

@@ -1,0 +1,169 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// GroupVersion is the group and version -o json|yaml name the output with.
+var GroupVersion = schema.GroupVersion{Group: "kns3.dev", Version: "v1alpha1"}
+
+// Filter verdicts of a Row.
+const (
+	Pass   = "pass"
+	Reject = "reject"
+)
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// Explanation is `kubectl kns3 explain POD`'s answer, also its JSON and
+// YAML output.
+type Explanation struct {
+	metav1.TypeMeta `json:",inline"`
+	Namespace       string `json:"namespace"`
+	Pod             string `json:"pod"`
+	SchedulerName   string `json:"schedulerName"`
+	// Node is the pod's node; "" while it is pending.
+	Node                 string      `json:"node,omitempty"`
+	PlacementEvent       string      `json:"placementEvent,omitempty"`
+	LastFailedScheduling string      `json:"lastFailedScheduling,omitempty"`
+	Normalization        string      `json:"normalization"`
+	Simulation           *Simulation `json:"simulation,omitempty"`
+	SimulatorError       string      `json:"simulatorError,omitempty"`
+	// Nodes has one row per node: candidates by simulator score, best
+	// first, then the nodes a filter rejects, by name.
+	Nodes []Row `json:"nodes"`
+}
+
+// Simulation describes the simulator's answer the scores come from.
+type Simulation struct {
+	// Received is when the scheduler got it.
+	Received      metav1.Time `json:"received"`
+	Source        string      `json:"source,omitempty"`
+	Timestamp     metav1.Time `json:"timestamp,omitzero"`
+	WindowSeconds int         `json:"windowSeconds,omitempty"`
+	// Omitted counts the nodes whose scores the scheduler left out of its
+	// status to keep it bounded (their rows show none).
+	Omitted int `json:"omitted,omitempty"`
+}
+
+// Row is one node.
+type Row struct {
+	Node string `json:"node"`
+	// Filter is CustomFilterPlugin's verdict (Pass or Reject), with its
+	// reason when it rejects.
+	Filter       string `json:"filter"`
+	FilterReason string `json:"filterReason,omitempty"`
+	// Other names a check of upstream's filters the node fails that
+	// Build can tell from the node alone: unschedulable, an untolerated
+	// NoSchedule or NoExecute taint. Resources, affinity and the like
+	// are left to the scheduler's FailedScheduling message.
+	Other string `json:"otherFilters,omitempty"`
+	// SimulatorScore is the node's score in the newest simulation; nil
+	// when it has none for the node.
+	SimulatorScore *float64 `json:"simulatorScore,omitempty"`
+	// NormalizedScore is what NormalizeScore makes of the raw scores of
+	// the candidates (nodes that pass both checks above) before the
+	// profile's weight; nil for a non-candidate, or when no candidate has
+	// a score (PreScore then skips the plugin).
+	NormalizedScore *int64 `json:"normalizedScore,omitempty"`
+	// Rank is the candidate's place by simulator score (ties share it);
+	// 0 for a non-candidate or an unscored node.
+	Rank int `json:"rank,omitempty"`
+	// Chosen marks the pod's node.
+	Chosen bool `json:"chosen,omitempty"`
+}
+
+// Candidate reports whether the row is a node the pod could go to as far
+// as Build can tell.
+func (r Row) Candidate() bool { return r.Filter == Pass && r.Other == "" }
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// Status is `kubectl kns3 status`'s answer, also its JSON and YAML output.
+type Status struct {
+	metav1.TypeMeta `json:",inline"`
+	// Install is the install's kind and namespace.
+	Install   string         `json:"install"`
+	Namespace string         `json:"namespace"`
+	Pods      []SchedulerPod `json:"pods"`
+	// PodsError says why the pods could not be listed.
+	PodsError string `json:"podsError,omitempty"`
+	// Ignored are pods wearing KNS-3's label that its install did not make.
+	Ignored []string `json:"ignored,omitempty"`
+	// Profiles are as their schedulers published them; StatusError says
+	// why there are none.
+	Profiles    []Profile `json:"profiles"`
+	StatusError string    `json:"statusError,omitempty"`
+	// Placements are the newest placement events, newest first.
+	Placements []Placement `json:"placements"`
+}
+
+// SchedulerPod is one scheduler pod.
+type SchedulerPod struct {
+	Namespace      string `json:"namespace"`
+	Name           string `json:"name"`
+	Node           string `json:"node"`
+	Phase          string `json:"phase"`
+	SchedulerReady bool   `json:"schedulerReady"`
+	SimulatorReady bool   `json:"simulatorReady"`
+	Restarts       int32  `json:"restarts"`
+	// Publishing: this pod wrote the published status (the leader).
+	Publishing bool `json:"publishing"`
+}
+
+// Profile is one profile's CustomScorePlugin.
+type Profile struct {
+	Name string `json:"name"`
+	// Instance published it at Published; Stale when that is longer ago
+	// than its heartbeat allows.
+	Instance  string      `json:"instance"`
+	Published metav1.Time `json:"published"`
+	Stale     bool        `json:"stale"`
+	// RefreshMode and Normalization are the plugin's args; Breaker is
+	// closed or open (none in Background mode).
+	RefreshMode   string `json:"refreshMode"`
+	Normalization string `json:"normalization"`
+	Breaker       string `json:"breaker,omitempty"`
+	// ScoredCycles and Fallbacks count cycles scored with and without a
+	// simulation since the plugin started; FallbacksTotal is the sum.
+	ScoredCycles   int64            `json:"scoredCycles"`
+	Fallbacks      map[string]int64 `json:"fallbacks"`
+	FallbacksTotal int64            `json:"fallbacksTotal"`
+	Simulator      SimulatorStatus  `json:"simulator"`
+}
+
+// SimulatorStatus is what the profile's plugin knows of its simulator.
+type SimulatorStatus struct {
+	Down        bool        `json:"down"`
+	LastSuccess metav1.Time `json:"lastSuccess,omitzero"`
+	LastFailure metav1.Time `json:"lastFailure,omitzero"`
+	LastError   string      `json:"lastError,omitempty"`
+	// The newest simulation's metadata and size; Received is zero
+	// without one.
+	Received      metav1.Time `json:"received,omitzero"`
+	Source        string      `json:"source,omitempty"`
+	Timestamp     metav1.Time `json:"timestamp,omitzero"`
+	WindowSeconds int         `json:"windowSeconds,omitempty"`
+	Nodes         int         `json:"nodes"`
+}
+
+// Placement is one placement event.
+type Placement struct {
+	Time      metav1.Time `json:"time"`
+	Namespace string      `json:"namespace"`
+	Pod       string      `json:"pod"`
+	Message   string      `json:"message"`
+}
+
+// SetKind names e for -o json|yaml: kubectl's printers want a kind.
+func (e *Explanation) SetKind() *Explanation {
+	e.TypeMeta.SetGroupVersionKind(GroupVersion.WithKind("PlacementExplanation"))
+	return e
+}
+
+// SetKind names s for -o json|yaml: kubectl's printers want a kind.
+func (s *Status) SetKind() *Status {
+	s.TypeMeta.SetGroupVersionKind(GroupVersion.WithKind("Status"))
+	return s
+}
