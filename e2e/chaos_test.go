@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 	"sigs.k8s.io/e2e-framework/pkg/features"
 
+	"kns3.dev/kns3/installclient"
 	schedstatus "kns3.dev/kns3/scheduler/apis/status"
 	"kns3.dev/kns3/tools/kindenv"
 )
@@ -75,7 +76,7 @@ func TestSimulatorChaos(t *testing.T) {
 				var crashPods []string
 				err := wait.For(func(context.Context) (bool, error) {
 					crashPods = append(crashPods, binds.create(c, fmt.Sprintf("crash-%d", len(crashPods)), 1)...)
-					return c.containerRestarts()[kindenv.SimulatorContainer] > restarts[kindenv.SimulatorContainer], nil
+					return c.containerRestarts()[installclient.SimulatorContainer] > restarts[installclient.SimulatorContainer], nil
 				}, wait.WithContext(ctx), wait.WithInterval(500*time.Millisecond), wait.WithTimeout(2*time.Minute), wait.WithImmediate())
 				if err != nil {
 					t.Fatalf("the simulator container was not restarted: %v", err)
@@ -90,8 +91,8 @@ func TestSimulatorChaos(t *testing.T) {
 				// 5. Healthy again, ranking the plain node first.
 				c.expectRecovery(binds, "recovered-2", scores(c.disabled, 0.95, c.rigorous, 0.1, c.plain, 0.9), c.plain, c.rigorous)
 
-				if got := c.containerRestarts()[kindenv.SchedulerContainer]; got != restarts[kindenv.SchedulerContainer] {
-					t.Errorf("the scheduler container restarted %d time(s) during the test, want 0", got-restarts[kindenv.SchedulerContainer])
+				if got := c.containerRestarts()[installclient.SchedulerContainer]; got != restarts[installclient.SchedulerContainer] {
+					t.Errorf("the scheduler container restarted %d time(s) during the test, want 0", got-restarts[installclient.SchedulerContainer])
 				}
 				return ctx
 			}).

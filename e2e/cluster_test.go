@@ -324,7 +324,7 @@ func (c *cluster) boundLogged(pods map[string]string) {
 			return false, nil
 		}
 		raw, err := c.client.CoreV1().Pods(pod.Namespace).GetLogs(pod.Name, &v1.PodLogOptions{
-			Container: kindenv.SchedulerContainer}).DoRaw(ctx)
+			Container: installclient.SchedulerContainer}).DoRaw(ctx)
 		if err != nil {
 			return false, nil
 		}

@@ -171,7 +171,7 @@ func (c *cluster) haLeader(ctx context.Context) (*v1.Pod, string) {
 func killScheduler(ctx context.Context, pod *v1.Pod) (time.Time, error) {
 	var id string
 	for _, s := range pod.Status.ContainerStatuses {
-		if s.Name == kindenv.SchedulerContainer {
+		if s.Name == installclient.SchedulerContainer {
 			_, id, _ = strings.Cut(s.ContainerID, "://")
 		}
 	}

@@ -13,7 +13,6 @@ import (
 	"bytes"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -70,15 +69,6 @@ func Parse(name string, data []byte) (*Scenario, error) {
 		s.Source = filepath.Base(name)
 	}
 	return &s, nil
-}
-
-// Load reads and parses the scenario file at path.
-func Load(path string) (*Scenario, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("reading scenario: %w", err)
-	}
-	return Parse(path, data)
 }
 
 func (s *Scenario) validate() field.ErrorList {

@@ -2,15 +2,9 @@
 // KNS-3's test suites and tools poll the API server for, after upstream's
 // k8s.io/kubernetes/test/integration/util: each condition is a
 // wait.ConditionWithContextFunc, for wait.PollUntilContextTimeout or
-// e2e-framework's klient/wait.For.
-//
-// It lives under test/ with the suites' other shared code but is an
-// ordinary package (no _test.go helpers, no testing import) that depends on
-// client-go alone, so that a non-test binary may import it: the integration
-// suite (an API server in the test process), the kind suite, tools/kindenv
-// and the demo (tools/demo) all do, and none of them drags in the others'
-// dependencies (kind, kustomize, an in-process control plane), as it would
-// if the conditions lived in tools/kindenv or in a suite.
+// e2e-framework's klient/wait.For. It depends on client-go alone, so that
+// the integration suite, the kind suite, tools/kindenv and the demo may all
+// import it.
 package conditions
 
 import (
@@ -24,16 +18,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+
+	"kns3.dev/kns3/installclient"
+	"kns3.dev/kns3/scheduler/apis/status"
 )
-
-// ReasonFailedScheduling is the reason of the event the scheduler records
-// each time it finds no node for a pod.
-const ReasonFailedScheduling = "FailedScheduling"
-
-// ReasonPlacement is the reason of CustomBindPlugin's placement event
-// (custombind.EventReason, which a test holds this to: importing the
-// plugin would bring the scheduler's dependencies here).
-const ReasonPlacement = "NetworkPlacement"
 
 // PodScheduled is true once the pod is bound to a node. An error reading the
 // pod ends the wait.
@@ -126,7 +114,7 @@ func PodsBound(cs kubernetes.Interface, ns string, n int) wait.ConditionWithCont
 // NetworkPlacement), by name, which the recorder derives from the pod's
 // name and the event's time.
 func PlacementEvents(ctx context.Context, cs kubernetes.Interface, ns, name string) ([]v1.Event, error) {
-	return podEvents(ctx, cs, ns, name, ReasonPlacement)
+	return podEvents(ctx, cs, ns, name, status.PlacementEventReason)
 }
 
 // PlacementRecorded is true once the pod has a placement event: the
@@ -152,7 +140,7 @@ func LastFailedSchedulingMessage(ctx context.Context, cs kubernetes.Interface, n
 // (the API lists them by name, which starts with the pod's name and ends
 // with the event's creation time).
 func failedScheduling(ctx context.Context, cs kubernetes.Interface, ns, name string) ([]v1.Event, error) {
-	return podEvents(ctx, cs, ns, name, ReasonFailedScheduling)
+	return podEvents(ctx, cs, ns, name, installclient.ReasonFailedScheduling)
 }
 
 // podEvents lists the pod's events with reason, by name.

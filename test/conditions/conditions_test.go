@@ -7,8 +7,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
-
-	"kns3.dev/kns3/scheduler/plugins/custombind"
+	"kns3.dev/kns3/installclient"
 )
 
 func pod(name, node string, conds ...v1.PodCondition) *v1.Pod {
@@ -50,7 +49,7 @@ func TestPodFailedScheduling(t *testing.T) {
 	event := &v1.Event{
 		ObjectMeta:     metav1.ObjectMeta{Name: "waits.1", Namespace: "ns"},
 		InvolvedObject: v1.ObjectReference{Kind: "Pod", Namespace: "ns", Name: "waits"},
-		Reason:         ReasonFailedScheduling,
+		Reason:         installclient.ReasonFailedScheduling,
 		Message:        "0/3 nodes are available",
 	}
 	cs := fake.NewClientset(pod("waits", ""), pod("bound", "n1"), event)
@@ -142,11 +141,5 @@ func TestSetNodeLabel(t *testing.T) {
 	want := map[string]string{"keep": "1", "scheduler": "disabled"}
 	if len(got.Labels) != len(want) || got.Labels["keep"] != "1" || got.Labels["scheduler"] != "disabled" {
 		t.Errorf("labels = %v, want %v", got.Labels, want)
-	}
-}
-
-func TestReasonPlacementIsThePlugins(t *testing.T) {
-	if ReasonPlacement != custombind.EventReason {
-		t.Errorf("ReasonPlacement = %q, CustomBindPlugin records %q", ReasonPlacement, custombind.EventReason)
 	}
 }

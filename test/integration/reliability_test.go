@@ -22,6 +22,7 @@ import (
 	"kns3.dev/kns3/scheduler/plugins"
 	"kns3.dev/kns3/scheduler/plugins/customscore"
 	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
+	"kns3.dev/kns3/test/perf/reliability"
 )
 
 // Environment of BenchmarkReliability (make bench runs it through
@@ -52,28 +53,6 @@ var reliabilityConditions = []struct{ name, fault string }{
 var reliabilityModes = []string{string(config.RefreshPerCycle), string(config.RefreshBackground)}
 
 var fallbackReasons = []string{placement.FallbackSimulatorFailed, placement.FallbackBreakerOpen, placement.FallbackStale, placement.FallbackNoneScored}
-
-// reliabilityResult is one case, one JSON line of KNS3_RELIABILITY_OUT.
-type reliabilityResult struct {
-	Mode       string             `json:"mode"`
-	Condition  string             `json:"condition"`
-	Nodes      int                `json:"nodes"`
-	QPS        int                `json:"scheduler_qps"`
-	Pods       int                `json:"pods"`
-	Bound      int                `json:"bound"`
-	Seconds    float64            `json:"seconds"`
-	CreateS    float64            `json:"create_s"` // first create start to last create return
-	PodsPerS   float64            `json:"pods_per_s"`
-	P50S       float64            `json:"p50_s"`
-	P99S       float64            `json:"p99_s"`
-	AwareShare float64            `json:"aware_share"`
-	Scored     float64            `json:"scored_cycles"`
-	Fallbacks  map[string]float64 `json:"fallbacks"`
-	// RecoveryS runs from the simulator answering again after the burst to
-	// the binding of the first pod ranked from a simulation (fault cases).
-	RecoveryS *float64 `json:"recovery_s,omitempty"`
-	Note      string   `json:"note,omitempty"`
-}
 
 // BenchmarkReliability measures how kns-3-scheduler schedules a burst of
 // pods while the simulator is healthy, hangs, fails half its requests or
@@ -197,7 +176,8 @@ func (rc *reliabilityCase) run(b *testing.B, cp *controlPlane, client kubernetes
 		b.Fatalf("%s/%s: %d of %d pods bound after %s (created %d)", rc.mode, rc.condition, len(binds), rc.pods, rc.timeout, rc.pods)
 	}
 
-	res := reliabilityResult{Mode: rc.mode, Condition: rc.condition, Nodes: rc.nodes, QPS: rc.qps, Pods: rc.pods, Bound: len(binds),
+	bound := len(binds)
+	res := reliability.Line{Mode: rc.mode, Condition: rc.condition, Nodes: rc.nodes, QPS: rc.qps, Pods: rc.pods, Bound: &bound,
 		Fallbacks: map[string]float64{}, Note: rc.note}
 	var last time.Time
 	latencies := make([]float64, 0, rc.pods)

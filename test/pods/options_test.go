@@ -50,36 +50,6 @@ func sameTerms(t *testing.T, what string, got, want []v1.PodAffinityTerm) {
 	}
 }
 
-// The suites' affinity pods, built with st, mean what the hand-written
-// terms meant: required terms with the label selector app=X, every
-// affinity term to be met (a conjunction) and any anti-affinity term
-// enough to exclude a node (a disjunction).
-func TestAffinityTermsFromUpstreamWrappers(t *testing.T) {
-	web := st.MakePod().Label("app", "web").PodAffinityIn("app", v1.LabelHostname, []string{"web"}, required).Obj()
-	sameTerms(t, "self-affinity", web.Spec.Affinity.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution,
-		[]v1.PodAffinityTerm{appTerm("web", v1.LabelHostname)})
-
-	mixed := st.MakePod().Label("app", "cache").
-		PodAffinityIn("app", v1.LabelHostname, []string{"web"}, required).
-		PodAffinityIn("app", v1.LabelTopologyZone, []string{"db"}, required).Obj()
-	sameTerms(t, "conjunction", mixed.Spec.Affinity.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution,
-		[]v1.PodAffinityTerm{appTerm("web", v1.LabelHostname), appTerm("db", v1.LabelTopologyZone)})
-
-	db := st.MakePod().Label("app", "db").PodAntiAffinityIn("app", v1.LabelHostname, []string{"db"}, st.PodAntiAffinityWithRequiredReq).Obj()
-	sameTerms(t, "anti-affinity", db.Spec.Affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution,
-		[]v1.PodAffinityTerm{appTerm("db", v1.LabelHostname)})
-	if db.Spec.Affinity.PodAffinity != nil || web.Spec.Affinity.PodAntiAffinity != nil {
-		t.Error("an affinity helper set the other kind of affinity")
-	}
-	for _, p := range []*v1.Pod{web, mixed, db} {
-		a := p.Spec.Affinity
-		if (a.PodAffinity != nil && len(a.PodAffinity.PreferredDuringSchedulingIgnoredDuringExecution) > 0) ||
-			(a.PodAntiAffinity != nil && len(a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution) > 0) {
-			t.Errorf("%v: preferred terms, want required ones only", a)
-		}
-	}
-}
-
 func TestRigorousAndForProfile(t *testing.T) {
 	p := ForProfile(Rigorous(st.MakePod().Name("r")), "ns", "img").Obj()
 	if got := p.Annotations[customfilter.AnnotationQoS]; got != customfilter.ValueRigorous {

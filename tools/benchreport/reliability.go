@@ -8,6 +8,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
+	"kns3.dev/kns3/test/perf/reliability"
 )
 
 // The reliability benchmark (BenchmarkReliability in test/integration)
@@ -17,7 +20,7 @@ import (
 var (
 	relModes      = []string{"PerCycle", "Background"}
 	relConditions = []string{"healthy", "hanging", "errors50", "latency1s"}
-	relReasons    = []string{"simulator_failed", "breaker_open", "stale"}
+	relReasons    = []string{placement.FallbackSimulatorFailed, placement.FallbackBreakerOpen, placement.FallbackStale}
 )
 
 // With the plugin's default args a cycle against a hanging simulator waits
@@ -32,25 +35,6 @@ const (
 	// first pod ranked from a simulation.
 	recoveryGoal = 2.0
 )
-
-// relLine is one JSON line of the benchmark.
-type relLine struct {
-	Mode       string             `json:"mode"`
-	Condition  string             `json:"condition"`
-	Nodes      int                `json:"nodes"`
-	QPS        int                `json:"scheduler_qps"`
-	Pods       int                `json:"pods"`
-	Bound      *int               `json:"bound"`
-	Seconds    float64            `json:"seconds"`
-	CreateS    float64            `json:"create_s"`
-	PodsPerS   float64            `json:"pods_per_s"`
-	P50S       float64            `json:"p50_s"`
-	P99S       float64            `json:"p99_s"`
-	AwareShare float64            `json:"aware_share"`
-	Fallbacks  map[string]float64 `json:"fallbacks"`
-	RecoveryS  *float64           `json:"recovery_s"`
-	Note       string             `json:"note"`
-}
 
 // relCase is one mode × condition, every number the median of its runs.
 type relCase struct {
@@ -83,7 +67,7 @@ func parseReliability(path string) (map[string]*relCase, error) {
 		if text == "" {
 			continue
 		}
-		var l relLine
+		var l reliability.Line
 		if err := json.Unmarshal([]byte(text), &l); err != nil {
 			return nil, fmt.Errorf("%s:%d: %w", path, n, err)
 		}

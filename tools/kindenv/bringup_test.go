@@ -9,24 +9,30 @@ import (
 	"testing"
 )
 
-// The demo and the kind suite run this list: its order is the contract
-// (the nodes are Ready before deploy/ is applied).
+// The bring-up's contract, in both install modes: the cluster exists
+// before images are loaded into it, the nodes are Ready before KNS-3 is
+// installed on them, and the last step waits for the scheduler pod.
 func TestStepsOrder(t *testing.T) {
-	var names []string
-	for _, s := range Steps(SecondScheduler) {
-		names = append(names, s.Name)
-	}
-	want := []string{
-		"resolve inputs",
-		"delete stale cluster",
-		"create cluster",
-		"load images",
-		"wait for nodes ready",
-		"deploy KNS-3",
-		"wait for the scheduler pod",
-	}
-	if !slices.Equal(names, want) {
-		t.Errorf("steps = %q, want %q", names, want)
+	for _, mode := range []InstallMode{SecondScheduler, ReplaceScheduler} {
+		steps := Steps(mode)
+		at := func(name string) int {
+			i := slices.IndexFunc(steps, func(s Step) bool { return s.Name == name })
+			if i < 0 {
+				t.Fatalf("%s: no step %q", mode, name)
+			}
+			return i
+		}
+		install := "deploy KNS-3"
+		if mode == ReplaceScheduler {
+			install = "replace the control plane's kube-scheduler"
+		}
+		if !(at("create cluster") < at("load images") && at("load images") < at("wait for nodes ready") && at("wait for nodes ready") < at(install)) {
+			t.Errorf("%s: the steps run out of order: create %d, load %d, nodes ready %d, install %d",
+				mode, at("create cluster"), at("load images"), at("wait for nodes ready"), at(install))
+		}
+		if last := steps[len(steps)-1].Name; last != "wait for the scheduler pod" {
+			t.Errorf("%s: the last step is %q, want the wait for the scheduler pod", mode, last)
+		}
 	}
 }
 

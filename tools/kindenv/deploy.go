@@ -32,9 +32,6 @@ const (
 	Deployment        = "kns-3-scheduler"
 	ScenarioConfigMap = "kns-3-simulator-scenario"
 	ScenarioKey       = "scenario.yaml"
-	// SchedulerContainer and SimulatorContainer are the pod's containers.
-	SchedulerContainer = installclient.SchedulerContainer
-	SimulatorContainer = installclient.SimulatorContainer
 
 	// SamplePods is how many pods deploy/sample creates, in SampleNamespace.
 	SamplePods      = 9

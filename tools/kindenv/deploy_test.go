@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"kns3.dev/kns3/installclient"
 	"kns3.dev/kns3/scheduler/apis/status"
 )
 
@@ -55,7 +56,7 @@ func TestRenderDeploy(t *testing.T) {
 	for _, c := range containers {
 		c := c.(map[string]any)
 		names = append(names, c["name"].(string))
-		if c["name"] == SchedulerContainer {
+		if c["name"] == installclient.SchedulerContainer {
 			var args []string
 			rawArgs, _ := c["args"].([]any)
 			for _, a := range rawArgs {
@@ -72,8 +73,8 @@ func TestRenderDeploy(t *testing.T) {
 			}
 		}
 	}
-	if !slices.Equal(names, []string{SchedulerContainer, SimulatorContainer}) {
-		t.Errorf("containers = %v, want [%s %s] in one pod", names, SchedulerContainer, SimulatorContainer)
+	if !slices.Equal(names, []string{installclient.SchedulerContainer, installclient.SimulatorContainer}) {
+		t.Errorf("containers = %v, want [%s %s] in one pod", names, installclient.SchedulerContainer, installclient.SimulatorContainer)
 	}
 	// Objects must come before what uses them.
 	order := map[string]int{}
@@ -196,7 +197,7 @@ func TestOnlyTheSchedulerHoldsAToken(t *testing.T) {
 				}
 			}
 		}
-		if want := c.Name == SchedulerContainer; mounted != want {
+		if want := c.Name == installclient.SchedulerContainer; mounted != want {
 			t.Errorf("container %s mounts a token: %t, want %t", c.Name, mounted, want)
 		}
 	}
@@ -244,7 +245,7 @@ func TestStatusConfigMapAndRights(t *testing.T) {
 		for _, c := range spec.Containers {
 			for _, e := range c.Env {
 				if e.Name == status.NamespaceEnv && e.ValueFrom != nil && e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.namespace" {
-					found = c.Name == SchedulerContainer
+					found = c.Name == installclient.SchedulerContainer
 				}
 			}
 		}

@@ -52,12 +52,8 @@ func (in *Inputs) Resolve(ctx context.Context, w io.Writer) error {
 		return err
 	}
 	out := filepath.Join(cache, "kindenv")
-	if in.Kind == "" {
-		fmt.Fprintln(w, "kindenv: building the kind command from go.mod's version")
-		in.Kind = filepath.Join(out, "kind")
-		if err := goBuild(ctx, root, in.Kind, "sigs.k8s.io/kind"); err != nil {
-			return err
-		}
+	if err := in.resolveKind(ctx, out, w); err != nil {
+		return err
 	}
 	for _, img := range []struct {
 		archive *string
@@ -96,6 +92,34 @@ func (in *Inputs) Resolve(ctx context.Context, w io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// ResolveKind fills Kind alone, building the kind command at the version
+// go.mod pins when it is empty: all that deleting a cluster needs.
+func (in *Inputs) ResolveKind(ctx context.Context, w io.Writer) error {
+	root, err := filepath.Abs(in.Root)
+	if err != nil {
+		return err
+	}
+	in.Root = root
+	if in.Kind != "" && !filepath.IsAbs(in.Kind) {
+		in.Kind = filepath.Join(root, in.Kind)
+	}
+	ensurePath()
+	cache, err := nodeimage.DefaultCacheDir()
+	if err != nil {
+		return err
+	}
+	return in.resolveKind(ctx, filepath.Join(cache, "kindenv"), w)
+}
+
+func (in *Inputs) resolveKind(ctx context.Context, out string, w io.Writer) error {
+	if in.Kind != "" {
+		return nil
+	}
+	fmt.Fprintln(w, "kindenv: building the kind command from go.mod's version")
+	in.Kind = filepath.Join(out, "kind")
+	return goBuild(ctx, in.Root, in.Kind, "sigs.k8s.io/kind")
 }
 
 // ensurePath adds the system directories kind, docker and the node image

@@ -96,12 +96,6 @@ func (b *breaker) probeSucceeded() {
 	}
 }
 
-func (b *breaker) current() breakerState {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.state
-}
-
 func (b *breaker) set(to breakerState) {
 	from := b.state
 	b.state = to

