@@ -15,7 +15,7 @@ LDFLAGS   = -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) \
              -X k8s.io/component-base/version.gitMinor=$(KUBE_MINOR)
 
 .PHONY: all build images test check fmt-check vet lint-bazel bazel-setup bazel-test go-test cache clean \
-	demo host-setup node-image e2e bench bench-smoke race codegen-verify nested-check
+	demo demo-delete host-setup node-image e2e bench bench-smoke race codegen-verify nested-check
 
 all: build
 
@@ -24,6 +24,11 @@ all: build
 # makes kns-3-scheduler the control plane's only scheduler instead.
 demo: host-setup
 	$(GO) run ./tools/demo $(DEMO_FLAGS)
+
+# Deletes the demo's cluster, thawing what a stuck pod froze on hosts where
+# `kind delete cluster` alone fails.
+demo-delete:
+	$(GO) run ./tools/demo -delete
 
 # Every test: formatting, vet, Bazel lint (buildifier, stale BUILD files),
 # the race detector on the scheduler's plugins and the simulator, every unit,

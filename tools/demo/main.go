@@ -18,14 +18,25 @@ import (
 	"kns3.dev/kns3/tools/kindenv"
 )
 
+// defaultName is the demo's cluster.
+const defaultName = "kns-3"
+
 func main() {
 	cl := &kindenv.Cluster{Log: os.Stderr, LogPrefix: "demo"}
-	flag.StringVar(&cl.Name, "name", "kns-3", "kind cluster name (an existing cluster of this name is replaced)")
+	flag.StringVar(&cl.Name, "name", defaultName, "kind cluster name (an existing cluster of this name is replaced)")
 	flag.StringVar(&cl.Inputs.Root, "root", ".", "repository root")
 	flag.StringVar(&cl.Inputs.NodeImage, "node-image", os.Getenv("KNS3_NODE_IMAGE"), "kind node image (default: built by tools/kindnode; a stock kindest/node works where a registry is reachable)")
 	install := flag.String("install", string(kindenv.SecondScheduler),
 		"how KNS-3 runs: second-scheduler (deploy/, beside the cluster's kube-scheduler) or replace (deploy/control-plane, the control plane's only scheduler)")
+	remove := flag.Bool("delete", false, "delete the demo's cluster, thawing what a stuck pod froze, and exit")
 	flag.Parse()
+	if *remove {
+		if err := deleteCluster(context.Background(), cl); err != nil {
+			fmt.Fprintf(os.Stderr, "demo: %v\n", err)
+			os.Exit(1)
+		}
+		return
+	}
 	var err error
 	if cl.Install, err = kindenv.ParseInstallMode(*install); err != nil {
 		fmt.Fprintf(os.Stderr, "demo: -install: %v\n", err)
@@ -54,8 +65,25 @@ func run(ctx context.Context, cl *kindenv.Cluster) error {
 	}
 	fmt.Printf("\nkubectl --kubeconfig %s get pods -n %s -o wide\n", cl.Kubeconfig, kindenv.SampleNamespace)
 	fmt.Printf("make build && PATH=$PWD/_output/bin:$PATH kubectl kns3 status --kubeconfig %s\n", cl.Kubeconfig)
-	fmt.Printf("%s delete cluster --name %s    # when done\n", cl.Inputs.Kind, cl.Name)
+	deleteCmd := "make demo-delete"
+	if cl.Name != defaultName {
+		deleteCmd = "go run ./tools/demo -delete -name " + cl.Name
+	}
+	fmt.Printf("%s    # when done: deletes the cluster, thawing what a stuck pod froze\n", deleteCmd)
 	return nil
+}
+
+// deleteCluster deletes the demo's cluster as the kind suite deletes its
+// own (kindenv.DeleteCluster): on hosts where a pod's cgroup stays frozen,
+// `kind delete cluster` fails on that node's container; the frozen
+// cgroups are thawed, and the deletion tried again.
+func deleteCluster(ctx context.Context, cl *kindenv.Cluster) error {
+	if err := cl.Inputs.ResolveKind(ctx, os.Stderr); err != nil {
+		return err
+	}
+	return cl.Run(ctx, kindenv.Step{Name: "delete cluster " + cl.Name, Run: func(ctx context.Context, c *kindenv.Cluster) error {
+		return c.Delete(ctx)
+	}})
 }
 
 func applySample(ctx context.Context, cl *kindenv.Cluster) error {
