@@ -4,7 +4,6 @@ package api
 
 import (
 	"bytes"
-	_ "embed"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -106,9 +105,3 @@ func (d Detail) String() string {
 	}
 	return strings.Join(parts, "; ")
 }
-
-// OpenAPIDocument is the OpenAPI 3 document served at /openapi.json. A test
-// holds it to the Go types above.
-//
-//go:embed openapi.json
-var OpenAPIDocument []byte
