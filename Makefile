@@ -2,8 +2,8 @@
 GO        ?= go
 BAZEL     ?= bazel
 # Bazel uses the loopback remote cache (--config=cache) whenever `make cache`
-# (tools/bazel/remote-cache.sh start) has it running.
-BAZEL_FLAGS ?= $(shell tools/bazel/remote-cache.sh status >/dev/null 2>&1 && echo --config=cache)
+# (hack/bazel/remote-cache.sh start) has it running.
+BAZEL_FLAGS ?= $(shell hack/bazel/remote-cache.sh status >/dev/null 2>&1 && echo --config=cache)
 # The Kubernetes release is the k8s.io/kubernetes version go.mod requires
 # (expanded only by the targets that use it).
 KUBE_VERSION = $(shell $(GO) list -m -f '{{.Version}}' k8s.io/kubernetes)
@@ -23,12 +23,12 @@ all: build
 # pod went and the simulator's score for its node. DEMO_FLAGS=-install=replace
 # makes kns-3-scheduler the control plane's only scheduler instead.
 demo: host-setup
-	$(GO) run ./tools/demo $(DEMO_FLAGS)
+	$(GO) run ./cmd/demo $(DEMO_FLAGS)
 
 # Deletes the demo's cluster, thawing what a stuck pod froze on hosts where
 # `kind delete cluster` alone fails.
 demo-delete:
-	$(GO) run ./tools/demo -delete
+	$(GO) run ./cmd/demo -delete
 
 # Every test: formatting, vet, Bazel lint (buildifier, stale BUILD files),
 # the race detector on the scheduler's plugins and the simulator, every unit,
@@ -38,45 +38,45 @@ test: check race bazel-test bench-smoke
 
 # The benchmarks side by side (docs/performance.md); BENCH_RUNS=3 by default.
 bench:
-	tools/bench/run.sh full
+	hack/bench/run.sh full
 
 bench-smoke:
-	tools/bench/run.sh smoke
+	hack/bench/run.sh smoke
 
 # Docker running, debootstrap installed, and the runc wrapper where the host
 # cannot grant CAP_SYS_RESOURCE (see README).
 host-setup:
-	tools/dockerhost/setup.sh
+	hack/dockerhost/setup.sh
 
 # The kind node image (kns-3-node:v1.37.2-<inputs hash>), built if missing.
 node-image: host-setup
-	$(GO) run ./tools/kindnode
+	$(GO) run ./test/kindnode
 
 # The kind suite without Bazel.
 e2e: host-setup
-	$(GO) test -tags e2e -count=1 -timeout 60m -v ./e2e/...
+	$(GO) test -tags e2e -count=1 -timeout 60m -v ./test/e2e/...
 
 check: fmt-check vet lint-bazel codegen-verify nested-check
 
 bazel-setup:
-	tools/bazel/setup.sh
+	hack/bazel/setup.sh
 
 bazel-test: bazel-setup host-setup
 	$(BAZEL) test $(BAZEL_FLAGS) //...
 
 lint-bazel: bazel-setup
-	tools/bazel/lint.sh
+	hack/bazel/lint.sh
 
 # The generated deepcopy, conversion and defaulting code of the plugins' args
-# types is in step with the types (tools/codegen/update.sh regenerates it).
+# types is in step with the types (hack/codegen/update.sh regenerates it).
 codegen-verify:
-	tools/codegen/update.sh --verify
+	hack/codegen/update.sh --verify
 
 images: bazel-setup
 	$(BAZEL) build $(BAZEL_FLAGS) //scheduler:image //simulator:image
 
 cache:
-	tools/bazel/remote-cache.sh start
+	hack/bazel/remote-cache.sh start
 
 # The plugins' breaker, poller and ETag cache and the simulator's scenario
 # watcher are concurrent: their unit tests run under the race detector.
@@ -98,7 +98,7 @@ vet:
 # The kind node's pod network plugin lives in a module of its own, outside
 # ./...: vet it and run its unit tests (pure functions, no root needed).
 nested-check:
-	cd tools/kindnode/modules/kubernetes && $(GO) vet ./cmd/kns3-cni && $(GO) test -count=1 ./cmd/kns3-cni
+	cd test/kindnode/modules/kubernetes && $(GO) vet ./cmd/kns3-cni && $(GO) test -count=1 ./cmd/kns3-cni
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); \

@@ -395,7 +395,7 @@ func TestInstall(t *testing.T) {
 			}
 		},
 	}, {
-		// tools/kindenv renders with sigs.k8s.io/yaml, which drops the quotes.
+		// test/kindenv renders with sigs.k8s.io/yaml, which drops the quotes.
 		name: "placeholder unquoted",
 		prepare: func(_ *node, m *string) {
 			*m = strings.Replace(*m, placeholder, "kns3.dev/config-hash: unset", 1)

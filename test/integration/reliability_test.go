@@ -26,7 +26,7 @@ import (
 )
 
 // Environment of BenchmarkReliability (make bench runs it through
-// tools/bench/run.sh, which sets them for smoke runs).
+// hack/bench/run.sh, which sets them for smoke runs).
 const (
 	envNodes      = "KNS3_RELIABILITY_NODES"      // fake nodes, default 200
 	envPods       = "KNS3_RELIABILITY_PODS"       // burst size, default 1000

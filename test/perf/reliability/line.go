@@ -1,6 +1,6 @@
 // Package reliability is the reliability benchmark's result line: the
 // benchmark (BenchmarkReliability in test/integration) writes one JSON line
-// per run, and tools/benchreport reads them into docs/reliability.md.
+// per run, and test/perf/report reads them into docs/reliability.md.
 package reliability
 
 // Line is one run of one refresh mode under one simulator condition.

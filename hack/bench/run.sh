@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# make bench / make bench-smoke: the KNS-3 benchmarks, side by side in one
+# run set, then docs/performance.md and docs/reliability.md (smoke:
+# _output/bench-smoke/docs).
+#   full:  BENCH_RUNS (default 3) runs of everything at 500-5000 nodes
+#   smoke: one short run of everything, so the benchmarks keep working
+# A second argument `reliability` runs only step 4 and its report; `event`
+# only the placement event's three scheduler_perf workloads (5000 nodes:
+# event on, off, and made but not written) and their section of
+# docs/performance.md.
+set -euo pipefail
+# Under `bazel run //hack/bench` the script runs from its runfiles.
+cd "${BUILD_WORKSPACE_DIRECTORY:-$(dirname "$0")/../..}"
+
+mode=${1:-full}
+case $mode in
+  full) runs=${BENCH_RUNS:-3}; label=performance; out=_output/bench; docs=docs; dur=10s ;;
+  smoke) runs=1; label=short; out=_output/bench-smoke; docs=$out/docs; dur=2s ;;
+  *) echo "usage: $0 [full|smoke] [all|reliability|event]" >&2; exit 2 ;;
+esac
+steps=${2:-all}
+case $steps in
+  all|reliability) ;;
+  event) [ "$mode" = full ] || { echo "$0: event runs in full mode only" >&2; exit 2; } ;;
+  *) echo "usage: $0 [full|smoke] [all|reliability|event]" >&2; exit 2 ;;
+esac
+
+need=()
+command -v wrk >/dev/null || need+=(wrk)
+command -v gnuplot >/dev/null || need+=(gnuplot-nox)
+if [ ${#need[@]} -gt 0 ]; then
+  echo "bench: installing ${need[*]}"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${need[@]}" >/dev/null
+fi
+
+case $steps in
+  all) rm -rf "$out" ;;
+  reliability) rm -rf "$out/reliability" "$out/reliability.jsonl" ;;
+  event) rm -rf "$out/perf" ;;
+esac
+mkdir -p "$out/perf" "$out/load" "$out/reliability"
+abs=$(cd "$out" && pwd)
+
+# perf_case RUN CASE LABEL: one scheduler_perf test case, its DataItems
+# into $out/perf/run-RUN.
+perf_case() {
+  local start; start=$(date +%s)
+  (cd test/perf && KUBE_CACHE_MUTATION_DETECTOR=false "$abs/perf.test" -test.run '^$' \
+    -test.bench "BenchmarkPerfScheduling/^$2\$" -test.benchtime=1x -test.timeout 4h \
+    -perf-scheduling-label-filter="$3" -data-items-dir="$abs/perf/run-$1") \
+    >"$out/perf/run-$1-$2.log" 2>&1 || { tail -50 "$out/perf/run-$1-$2.log"; exit 1; }
+  echo "bench:   run $1 $2: $(( $(date +%s) - start ))s"
+}
+
+if [ "$steps" = event ]; then
+  echo "bench: the placement event, scheduler_perf at 5000 nodes: on, off, not written ($runs runs)"
+  go test -tags perf -c -o "$out/perf.test" ./test/perf
+  # The order rotates, so no case always runs first or last.
+  event_cases=(ProfileOverhead_KNS3NoEvent ProfileOverhead_KNS3 ProfileOverhead_KNS3NoSink)
+  for i in $(seq "$runs"); do
+    for k in 0 1 2; do perf_case "$i" "${event_cases[$(( (i + k) % 3 ))]}" event; done
+  done
+  go run ./test/perf/report -in "$out" -out "$docs" -report event
+  echo "bench: wrote the placement event's section of $docs/performance.md"
+  exit 0
+fi
+
+if [ "$steps" = all ]; then
+echo "bench: 1/4 Go benchmarks of the scoring cycle ($runs runs)"
+benchtime=1s; [ "$mode" = smoke ] && benchtime=1x
+go test -run '^$' -bench . -benchmem -benchtime "$benchtime" -count "$runs" \
+  ./scheduler/plugins/customscore/... | tee "$out/go-bench.txt" | grep -E '^(Benchmark|ok)'
+
+echo "bench: 2/4 scheduler_perf, label $label ($runs runs)"
+# One go test per test case: each writes its results as soon as it ends.
+cases="ProfileOverhead_Default ProfileOverhead_KNS3 ProfileOverhead_KNS3NoEvent ProfileOverhead_KNS3NoSink HostnameAffinity HostnameAntiAffinity HostnameAndZoneAffinity"
+go test -tags perf -c -o "$out/perf.test" ./test/perf
+for i in $(seq "$runs"); do
+  for c in $cases; do perf_case "$i" "$c" "$label"; done
+done
+
+echo "bench: 3/4 the simulator stub under load ($runs runs of $dur per request kind)"
+go build -o "$out/simulator" ./simulator/cmd/simulator
+{
+  echo "source: load"
+  echo "nodes:"
+  for i in $(seq 0 4999); do printf '  node-%04d: {score: 0.%03d, latency_ms: %d, bandwidth_mbps: %d}\n' "$i" $((i % 1000)) $((i % 50)) $((100 + i % 900)); done
+} >"$out/scenario-5000.yaml"
+addr=127.0.0.1:18478
+"$out/simulator" --listen=$addr --scenario="$out/scenario-5000.yaml" >"$out/simulator.log" 2>&1 &
+sim=$!
+trap 'kill $sim 2>/dev/null || true' EXIT
+for _ in $(seq 50); do "$out/simulator" --probe=http://$addr/healthz 2>/dev/null && break; sleep 0.1; done
+etag=$(go run ./hack/bench/etag http://$addr/simulate)
+for i in $(seq "$runs"); do
+  wrk -t1 -c8 -d"$dur" --latency http://$addr/simulate >"$out/load/full-5000-$i.txt"
+  wrk -t1 -c8 -d"$dur" --latency -H "If-None-Match: $etag" http://$addr/simulate >"$out/load/conditional-5000-$i.txt"
+done
+grep -h 'Requests/sec' "$out"/load/*.txt | sed 's/^/bench:   /'
+kill $sim 2>/dev/null || true
+fi
+
+# BenchmarkReliability (test/integration): a burst of pods while the simulator
+# is healthy, hangs, fails half its requests or answers after 1 s, in each
+# refresh mode; one JSON line per case into reliability.jsonl.
+#   full:  200 nodes, 1000 pods (20 for PerCycle x latency1s), all 8 cases:
+#          about 3.5 min a run on 2 cores, so BENCH_RUNS=3 adds about 11 min
+#   smoke: 50 nodes, 100 pods (5 for PerCycle x latency1s), all 8 cases:
+#          about 1 min once the test package is compiled
+if [ "$mode" = smoke ]; then
+  rel_env=(KNS3_RELIABILITY_NODES=50 KNS3_RELIABILITY_PODS=100 KNS3_RELIABILITY_SLOW_PODS=5)
+else
+  rel_env=()
+fi
+echo "bench: 4/4 reliability under simulator faults ($runs runs${rel_env[*]:+, ${rel_env[*]}})"
+for i in $(seq "$runs"); do
+  start=$(date +%s)
+  env "${rel_env[@]}" KNS3_RELIABILITY_OUT="$abs/reliability.jsonl" \
+    go test -run '^$' -bench BenchmarkReliability -benchtime 1x -timeout 90m ./test/integration/ \
+    >"$out/reliability/run-$i.log" 2>&1 || { grep -E '^(---|\s+reliability_test|Benchmark|FAIL|panic)' "$out/reliability/run-$i.log" | tail -40; exit 1; }
+  grep -E '^BenchmarkReliability/' "$out/reliability/run-$i.log" | sed 's/^/bench:   /'
+  echo "bench:   run $i: $(( $(date +%s) - start ))s"
+done
+
+kube_version=$(go list -m -f '{{.Version}}' k8s.io/kubernetes)
+machine="$(nproc) cores ($(lscpu | sed -n 's/^Model name: *//p')), $(free -g | awk '/^Mem:/ {print $2}') GiB, $(go env GOVERSION), Kubernetes $kube_version"
+case $mode-$steps in
+  full-all) command="make bench" ;;
+  smoke-all) command="make bench-smoke" ;;
+  *) command="hack/bench/run.sh $mode $steps" ;;
+esac
+go run ./test/perf/report -in "$out" -out "$docs" -machine "$machine" -command "$command" -report "$steps"
+if [ "$steps" = all ]; then echo "bench: wrote $docs/performance.md and $docs/reliability.md"; else echo "bench: wrote $docs/reliability.md"; fi
