@@ -46,12 +46,15 @@ import (
 	"kns3.dev/kns3/simulator/server"
 )
 
+// boundPods are already placed (the cache holds them, as a running
+// cluster's): KNS3_MEMORY_BOUND_PODS, 20000 by default, so that a second run
+// gives the cost of a pod.
+var boundPods = envInt("KNS3_MEMORY_BOUND_PODS", 20000)
+
 const (
-	// nodes is the cluster's size; boundPods are already placed (the cache
-	// holds them, as a running cluster's), pendingPods are scheduled by the
+	// nodes is the cluster's size; pendingPods are scheduled by the
 	// measured run.
 	nodes       = 5000
-	boundPods   = 20000
 	pendingPods = 1000
 	// repoRoot is seen from this package's directory.
 	repoRoot = "../../.."
@@ -115,6 +118,13 @@ func measure(b *testing.B, cp *controlPlane, bin, cfg, ns, profile string) (int6
 	}
 	b.Logf("%s: %d nodes, %d bound pods, %d scheduled in %s: peak RSS %d MiB", profile, nodes, boundPods, pendingPods, took.Round(time.Second), peak>>20)
 	return peak, took
+}
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
 }
 
 // vmHWM is the process's peak resident set, in bytes.
