@@ -12,6 +12,9 @@ set -euo pipefail
 # Under `bazel run //hack/bench` the script runs from its runfiles.
 cd "${BUILD_WORKSPACE_DIRECTORY:-$(dirname "$0")/../..}"
 
+# The Makefile's build flags, so the perf binary reuses what go vet compiled.
+export CGO_ENABLED=0
+
 mode=${1:-full}
 case $mode in
   full) runs=${BENCH_RUNS:-3}; label=performance; out=_output/bench; docs=docs; dur=10s ;;

@@ -138,8 +138,10 @@ func ensurePath() {
 	os.Setenv("PATH", path)
 }
 
+// goBuild builds a static program with the Makefile's flags (cgo off, no
+// -trimpath), so that go vet and the benchmarks reuse what it compiled.
 func goBuild(ctx context.Context, root, out, pkg string) error {
-	return goCmd(ctx, root, []string{"CGO_ENABLED=0"}, "build", "-trimpath", "-o", out, pkg)
+	return goCmd(ctx, root, []string{"CGO_ENABLED=0"}, "build", "-o", out, pkg)
 }
 
 func goRun(ctx context.Context, root string, args ...string) error {
