@@ -158,15 +158,21 @@ func Response(s *Scenario, sampledAt time.Time) api.SimulationResponse {
 	}
 	resp.Source = s.Source
 	for name, n := range s.Nodes {
-		r := api.NodeResult{LatencyMs: n.LatencyMs, BandwidthMbps: n.BandwidthMbps, PacketLoss: n.PacketLoss}
-		if n.Score != nil {
-			r.Score = *n.Score
-		} else {
-			r.Score = DerivedScore(n)
-		}
-		resp.Results[name] = r
+		resp.Results[name] = n.result()
 	}
 	return resp
+}
+
+// result is the node's /simulate entry: its score, or the score derived
+// from its metrics, and the metrics.
+func (n Node) result() api.NodeResult {
+	r := api.NodeResult{LatencyMs: n.LatencyMs, BandwidthMbps: n.BandwidthMbps, PacketLoss: n.PacketLoss}
+	if n.Score != nil {
+		r.Score = *n.Score
+	} else {
+		r.Score = DerivedScore(n)
+	}
+	return r
 }
 
 func sortedNames(m map[string]Node) []string {
@@ -176,4 +182,52 @@ func sortedNames(m map[string]Node) []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// Measured is what the simulator measured itself: metrics per node (no
+// score), summarising the WindowSeconds before At.
+type Measured struct {
+	At            time.Time
+	WindowSeconds int
+	Nodes         map[string]Node
+}
+
+// LiveResponse builds the /simulate answer from measurements and the
+// scenario: a node the scenario names keeps its measured metrics but takes
+// every field the scenario sets (a score pins it), so a scenario file
+// pins or overrides nodes; the other measured nodes are served as
+// measured, their score derived from their metrics. A nil scenario serves
+// the measurements alone.
+func LiveResponse(s *Scenario, m Measured) api.SimulationResponse {
+	resp := api.SimulationResponse{
+		Results:       map[string]api.NodeResult{},
+		Timestamp:     m.At.UTC().Truncate(time.Second),
+		WindowSeconds: m.WindowSeconds,
+		Source:        "live",
+	}
+	if s != nil {
+		resp.Source = "live+" + s.Source
+	}
+	merged := make(map[string]Node, len(m.Nodes))
+	for name, n := range m.Nodes {
+		merged[name] = n
+	}
+	if s != nil {
+		for name, o := range s.Nodes {
+			n := merged[name]
+			for _, f := range []struct{ dst, src **float64 }{
+				{&n.Score, &o.Score}, {&n.LatencyMs, &o.LatencyMs},
+				{&n.BandwidthMbps, &o.BandwidthMbps}, {&n.PacketLoss, &o.PacketLoss},
+			} {
+				if *f.src != nil {
+					*f.dst = *f.src
+				}
+			}
+			merged[name] = n
+		}
+	}
+	for name, n := range merged {
+		resp.Results[name] = n.result()
+	}
+	return resp
 }

@@ -13,6 +13,10 @@
 // names none), in Unix time, at or before now. The body and its ETag change
 // with the scenario and once per window, so a client asking more often gets
 // 304 Not Modified within a window.
+//
+// With a live source (SetLive), the answer is the simulator's own
+// measurements merged with the scenario (scenario.LiveResponse), stamped
+// with when they were summarised; body and ETag change with them.
 package server
 
 import (
@@ -52,6 +56,11 @@ type Server struct {
 	stamp time.Time
 	body  []byte
 	etag  string
+
+	// live, when set, is the simulator's own measurements, and liveSeq
+	// the sequence number of those body holds.
+	live    func() (uint64, scenario.Measured)
+	liveSeq uint64
 }
 
 // New returns a server with no scenario: /simulate answers empty results.
@@ -71,7 +80,52 @@ func (s *Server) SetScenario(sc *scenario.Scenario) {
 	}
 	s.mu.Lock()
 	s.scenario, s.fault, s.stamp, s.body, s.etag = sc, fault, stamp, body, etag
+	if s.live != nil {
+		seq, m := s.live()
+		s.body, s.etag = encodeLive(sc, m, s.now())
+		s.liveSeq = seq
+	}
 	s.mu.Unlock()
+}
+
+// SetLive serves measurements from then on, merged with the scenario (see
+// scenario.LiveResponse); measured returns them with a sequence number that
+// changes when they do. Call it before serving.
+func (s *Server) SetLive(measured func() (uint64, scenario.Measured)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.live = measured
+	seq, m := measured()
+	s.body, s.etag = encodeLive(s.scenario, m, s.now())
+	s.liveSeq = seq
+}
+
+// liveResponse is response for a server serving measurements: the body is
+// encoded again when they or the scenario change.
+func (s *Server) liveResponse() (body []byte, etag string) {
+	seq, m := s.live()
+	s.mu.RLock()
+	body, etag, current := s.body, s.etag, seq == s.liveSeq
+	s.mu.RUnlock()
+	if current {
+		return body, etag
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.body, s.etag = encodeLive(s.scenario, m, s.now())
+	s.liveSeq = seq
+	return s.body, s.etag
+}
+
+func encodeLive(sc *scenario.Scenario, m scenario.Measured, now time.Time) ([]byte, string) {
+	if m.At.IsZero() {
+		// Nothing summarised yet.
+		m.At = now
+	}
+	if m.WindowSeconds == 0 {
+		m.WindowSeconds = sc.Window()
+	}
+	return encodeBody(scenario.LiveResponse(sc, m))
 }
 
 // response returns the /simulate body and its ETag for the window now is in,
@@ -79,6 +133,12 @@ func (s *Server) SetScenario(sc *scenario.Scenario) {
 // the stamp never goes back, so a request that read the clock just before a
 // boundary does not undo the encoding done for one that read it just after.
 func (s *Server) response() (body []byte, etag string) {
+	s.mu.RLock()
+	live := s.live != nil
+	s.mu.RUnlock()
+	if live {
+		return s.liveResponse()
+	}
 	now := s.now()
 	s.mu.RLock()
 	body, etag = s.body, s.etag
@@ -99,7 +159,11 @@ func (s *Server) response() (body []byte, etag string) {
 
 // encode returns the /simulate body for sc stamped at stamp, and its ETag.
 func encode(sc *scenario.Scenario, stamp time.Time) (body []byte, etag string) {
-	body, err := json.Marshal(scenario.Response(sc, stamp))
+	return encodeBody(scenario.Response(sc, stamp))
+}
+
+func encodeBody(resp api.SimulationResponse) (body []byte, etag string) {
+	body, err := json.Marshal(resp)
 	if err != nil {
 		// Parse rejects non-finite numbers, the only values json cannot encode.
 		panic(err)

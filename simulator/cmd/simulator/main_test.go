@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -50,6 +51,28 @@ func TestHTTPServerTimeouts(t *testing.T) {
 	for _, tt := range tests {
 		if tt.got <= tt.wantAbove || tt.got > tt.wantAtMost {
 			t.Errorf("%s = %v, want above %v and at most %v", tt.name, tt.got, tt.wantAbove, tt.wantAtMost)
+		}
+	}
+}
+
+func TestAgentsOf(t *testing.T) {
+	for _, tc := range []struct {
+		spec string
+		ok   bool
+	}{
+		{"dns:kns-3-agent.kns-3-system.svc.cluster.local:10271", true},
+		{"10.0.0.1:10271,10.0.0.2:10271", true},
+		{"dns:kns-3-agent.kns-3-system.svc", false}, // no port
+		{"dns:kns-3-agent:0", false},                // port out of range
+		{"dns:Not_A_Name:10271", false},             // not DNS-1123
+		{"10.0.0.1:10271,10.0.0.2", false},          // an entry without a port
+	} {
+		_, err := agentsOf(tc.spec)
+		if (err == nil) != tc.ok {
+			t.Errorf("agentsOf(%q) = %v, want ok %v", tc.spec, err, tc.ok)
+		}
+		if err != nil && !strings.Contains(err.Error(), "--agents=") {
+			t.Errorf("agentsOf(%q): %v does not name the flag", tc.spec, err)
 		}
 	}
 }

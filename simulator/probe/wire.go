@@ -1,0 +1,182 @@
+// Package probe measures each node's network from the simulator: a small
+// agent on every node (the simulator's own image, `--agent`) answers UDP
+// probes, and the simulator's Prober sends them, within a byte budget, and
+// turns the answers into latency, packet loss and bandwidth per node.
+//
+// Four messages, each a UDP datagram starting with a 4-byte magic, a type
+// byte and a version byte:
+//
+//   - hello: the agent answers with its node's name, so the prober needs no
+//     API credentials to map an address to a node;
+//   - echo: answered unchanged; its round trip is the node's latency, the
+//     share left unanswered its loss;
+//   - train: a burst of same-sized packets the agent only counts; how fast
+//     they arrive, past the link's queue, is the node's bandwidth;
+//   - report: the agent answers with what it counted of one train.
+//
+// An agent never answers with more bytes than it was sent, so it cannot
+// amplify traffic toward a forged source address, and it remembers a
+// bounded number of trains.
+package probe
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Message types.
+const (
+	typeHello  byte = 1
+	typeEcho   byte = 2
+	typeTrain  byte = 3
+	typeReport byte = 4
+)
+
+const (
+	magic   = "KNS3"
+	version = 1
+	// headerSize is magic, type and version.
+	headerSize = 6
+
+	// HelloSize is the size of a hello and of its answer: room for a node
+	// name of 253 bytes (a DNS-1123 subdomain's longest).
+	HelloSize = headerSize + 8 + 2 + 253
+	// EchoSize is the size of an echo request and of its answer.
+	EchoSize = 64
+	// TrainPacketSize is the payload of each packet of a train.
+	TrainPacketSize = 1200
+	// ReportSize is the size of a report request and of its answer.
+	ReportSize = headerSize + 8 + 4 + 8 + 8 + 8
+
+	// wireOverhead is what Ethernet, IPv4 and UDP add to each datagram.
+	wireOverhead = 14 + 20 + 8
+)
+
+var errShort = errors.New("datagram too short")
+
+// header checks a datagram's magic and version and returns its type.
+func header(b []byte) (byte, error) {
+	if len(b) < headerSize {
+		return 0, errShort
+	}
+	if string(b[:4]) != magic {
+		return 0, errors.New("not a KNS-3 probe")
+	}
+	if b[5] != version {
+		return 0, fmt.Errorf("probe version %d, want %d", b[5], version)
+	}
+	return b[4], nil
+}
+
+func putHeader(b []byte, t byte) {
+	copy(b, magic)
+	b[4], b[5] = t, version
+}
+
+// encodeHello builds a hello carrying id and node (empty in a request),
+// padded to HelloSize.
+func encodeHello(b []byte, id uint64, node string) []byte {
+	b = b[:HelloSize]
+	clear(b)
+	putHeader(b, typeHello)
+	binary.BigEndian.PutUint64(b[6:], id)
+	n := copy(b[16:], node)
+	binary.BigEndian.PutUint16(b[14:], uint16(n))
+	return b
+}
+
+// decodeHello returns a hello's id and the node name it carries (empty in a
+// request).
+func decodeHello(b []byte) (id uint64, node string, err error) {
+	if len(b) < HelloSize {
+		return 0, "", errShort
+	}
+	n := int(binary.BigEndian.Uint16(b[14:]))
+	if n > HelloSize-16 {
+		return 0, "", fmt.Errorf("node name of %d bytes", n)
+	}
+	return binary.BigEndian.Uint64(b[6:]), string(b[16 : 16+n]), nil
+}
+
+// encodeEcho builds an echo request with sequence number seq.
+func encodeEcho(b []byte, seq uint64) []byte {
+	b = b[:EchoSize]
+	clear(b)
+	putHeader(b, typeEcho)
+	binary.BigEndian.PutUint64(b[6:], seq)
+	return b
+}
+
+func decodeEcho(b []byte) (uint64, error) {
+	if len(b) < EchoSize {
+		return 0, errShort
+	}
+	return binary.BigEndian.Uint64(b[6:]), nil
+}
+
+// encodeTrain builds packet i of train id.
+func encodeTrain(b []byte, id uint64, i uint32) []byte {
+	b = b[:TrainPacketSize]
+	putHeader(b, typeTrain)
+	binary.BigEndian.PutUint64(b[6:], id)
+	binary.BigEndian.PutUint32(b[14:], i)
+	return b
+}
+
+func decodeTrain(b []byte) (id uint64, err error) {
+	if len(b) < headerSize+12 {
+		return 0, errShort
+	}
+	return binary.BigEndian.Uint64(b[6:]), nil
+}
+
+// trainCount is what an agent counted of one train: packets and bytes
+// received, and when the first and the last arrived (the agent's clock;
+// only their difference means anything to the prober).
+type trainCount struct {
+	Packets     uint32
+	Bytes       uint64
+	First, Last time.Time
+}
+
+// encodeReport builds a report: a request when c is nil, else the answer.
+func encodeReport(b []byte, id uint64, c *trainCount) []byte {
+	b = b[:ReportSize]
+	clear(b)
+	putHeader(b, typeReport)
+	binary.BigEndian.PutUint64(b[6:], id)
+	if c != nil {
+		binary.BigEndian.PutUint32(b[14:], c.Packets)
+		binary.BigEndian.PutUint64(b[18:], c.Bytes)
+		binary.BigEndian.PutUint64(b[26:], uint64(c.First.UnixNano()))
+		binary.BigEndian.PutUint64(b[34:], uint64(c.Last.UnixNano()))
+	}
+	return b
+}
+
+func decodeReport(b []byte) (uint64, trainCount, error) {
+	if len(b) < ReportSize {
+		return 0, trainCount{}, errShort
+	}
+	c := trainCount{
+		Packets: binary.BigEndian.Uint32(b[14:]),
+		Bytes:   binary.BigEndian.Uint64(b[18:]),
+		First:   time.Unix(0, int64(binary.BigEndian.Uint64(b[26:]))),
+		Last:    time.Unix(0, int64(binary.BigEndian.Uint64(b[34:]))),
+	}
+	return binary.BigEndian.Uint64(b[6:]), c, nil
+}
+
+// Mbps is the rate at which the train's packets arrived after the first,
+// in Mbit/s; ok is false when too few arrived to tell.
+func (c trainCount) Mbps() (float64, bool) {
+	span := c.Last.Sub(c.First)
+	if c.Packets < minTrainPackets || span <= 0 {
+		return 0, false
+	}
+	perPacket := float64(c.Bytes) / float64(c.Packets)
+	bits := (float64(c.Bytes) - perPacket) * 8
+	return bits / span.Seconds() / 1e6, true
+}

@@ -1,0 +1,75 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"kns3.dev/kns3/simulator/api"
+	"kns3.dev/kns3/simulator/scenario"
+)
+
+// fakeLive is a live source whose measurements the test sets.
+type fakeLive struct {
+	mu  sync.Mutex
+	seq uint64
+	m   scenario.Measured
+}
+
+func (f *fakeLive) set(latency float64, at time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.seq++
+	f.m = scenario.Measured{At: at, WindowSeconds: 15, Nodes: map[string]scenario.Node{"n1": {LatencyMs: &latency}}}
+}
+
+func (f *fakeLive) measured() (uint64, scenario.Measured) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.seq, f.m
+}
+
+// TestLiveServed checks a server with a live source serves the latest
+// measurements merged with the scenario, with the measurements' timestamp
+// and window, a new ETag when they change and 304 while they do not, and
+// the scenario's fault still in force.
+func TestLiveServed(t *testing.T) {
+	s := New()
+	live := &fakeLive{}
+	at := time.Date(2026, 12, 1, 10, 0, 7, 0, time.UTC)
+	live.set(10, at)
+	s.SetLive(live.measured)
+	s.SetScenario(mustScenario(t, "source: pins\nnodes: {n2: {score: 0.5}}"))
+	srv := httptest.NewServer(s.Handler())
+	defer srv.Close()
+
+	decode := func(body string) api.SimulationResponse {
+		t.Helper()
+		var r api.SimulationResponse
+		if err := json.Unmarshal([]byte(body), &r); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	resp, body := get(t, srv, http.MethodGet, "/simulate", nil)
+	r := decode(body)
+	if r.Source != "live+pins" || r.WindowSeconds != 15 || !r.Timestamp.Equal(at) || r.Results["n1"].Score != 0.5 || r.Results["n2"].Score != 0.5 {
+		t.Errorf("first answer: %s", body)
+	}
+	etag := resp.Header.Get("ETag")
+	if resp, _ := get(t, srv, http.MethodGet, "/simulate", map[string]string{"If-None-Match": etag}); resp.StatusCode != http.StatusNotModified {
+		t.Errorf("same measurements: %d, want 304", resp.StatusCode)
+	}
+	live.set(30, at.Add(time.Second))
+	resp, body = get(t, srv, http.MethodGet, "/simulate", map[string]string{"If-None-Match": etag})
+	if r := decode(body); resp.StatusCode != 200 || resp.Header.Get("ETag") == etag || r.Results["n1"].Score != 0.25 || !r.Timestamp.Equal(at.Add(time.Second)) {
+		t.Errorf("new measurements: %d %s", resp.StatusCode, body)
+	}
+	s.SetScenario(mustScenario(t, "fault: {status: 500}\nnodes: {}"))
+	if resp, _ := get(t, srv, http.MethodGet, "/simulate", nil); resp.StatusCode != 500 {
+		t.Errorf("with the scenario's fault: %d, want 500", resp.StatusCode)
+	}
+}
