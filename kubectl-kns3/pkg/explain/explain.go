@@ -59,7 +59,9 @@ func Build(in Input) *output.Explanation {
 		e.Normalization = string(config.NormalizationAbsolute)
 	}
 	var scores map[string]int64
+	var metrics map[string]status.NodeMetrics
 	if s := in.Simulation; s != nil {
+		metrics = s.Metrics
 		e.Simulation = &output.Simulation{Received: metav1.NewTime(s.Received), Source: s.Source, Timestamp: metav1.NewTime(s.Timestamp), WindowSeconds: s.WindowSeconds, Omitted: s.Omitted}
 		scores = s.MilliScores
 	}
@@ -76,6 +78,9 @@ func Build(in Input) *output.Explanation {
 			score := float64(milli) / placement.MilliScale
 			row.SimulatorScore = &score
 			raw[n.Name] = milli
+		}
+		if m, ok := metrics[n.Name]; ok {
+			row.LatencyMs, row.BandwidthMbps, row.PacketLoss = m.LatencyMs, m.BandwidthMbps, m.PacketLoss
 		}
 		e.Nodes = append(e.Nodes, row)
 	}

@@ -3,6 +3,7 @@ package explain
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"time"
 
@@ -45,7 +46,15 @@ func Print(w io.Writer, e *output.Explanation, now time.Time) error {
 		fmt.Fprintf(tw, "Simulation: none (%s); normalization %s.\n", safetext.Line(e.SimulatorError), e.Normalization)
 	}
 	fmt.Fprintln(tw)
-	fmt.Fprintln(tw, "NODE\tKNS-3 FILTER\tSIMULATOR SCORE\tNORMALIZED\tRANK\tPOD\tREASON")
+	// The metrics behind the scores, when the simulation gave any.
+	withMetrics := slices.ContainsFunc(e.Nodes, func(r output.Row) bool {
+		return r.LatencyMs != nil || r.BandwidthMbps != nil || r.PacketLoss != nil
+	})
+	metricsHeader := ""
+	if withMetrics {
+		metricsHeader = "LATENCY\tBANDWIDTH\tLOSS\t"
+	}
+	fmt.Fprintln(tw, "NODE\tKNS-3 FILTER\tSIMULATOR SCORE\t"+metricsHeader+"NORMALIZED\tRANK\tPOD\tREASON")
 	for _, r := range e.Nodes {
 		reason := r.FilterReason
 		if r.Other != "" {
@@ -67,6 +76,9 @@ func Print(w io.Writer, e *output.Explanation, now time.Time) error {
 		if r.Chosen {
 			pod = "here"
 		}
+		if withMetrics {
+			score += "\t" + metric(r.LatencyMs, "%.2f ms", 1) + "\t" + metric(r.BandwidthMbps, "%.1f Mbit/s", 1) + "\t" + metric(r.PacketLoss, "%.1f%%", 100)
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Node, r.Filter, score, normalized, rank, pod, safetext.Line(reason))
 	}
 	if err := tw.Flush(); err != nil {
@@ -77,6 +89,14 @@ func Print(w io.Writer, e *output.Explanation, now time.Time) error {
 	_, err := fmt.Fprintln(w, "\nCandidates (normalized, ranked) are the nodes KNS-3's filter, taints and cordons leave; resources,\n"+
 		"node and pod affinity and spread are not evaluated here: the placement event says what the scheduler found.")
 	return err
+}
+
+// metric formats v×scale with format, "-" when unknown.
+func metric(v *float64, format string, scale float64) string {
+	if v == nil {
+		return "-"
+	}
+	return fmt.Sprintf(format, *v*scale)
 }
 
 // Describe says what a simulation's own metadata says of it: where its

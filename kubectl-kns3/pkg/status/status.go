@@ -59,6 +59,14 @@ func profileOf(doc schedstatus.ProfileStatus, now time.Time) output.Profile {
 		p.Simulator.Received, p.Simulator.Source, p.Simulator.Timestamp, p.Simulator.WindowSeconds = metav1.NewTime(s.Received), s.Source, metav1.NewTime(s.Timestamp), s.WindowSeconds
 		p.Simulator.Nodes = len(s.MilliScores) + s.Omitted
 	}
+	for _, d := range doc.Drift {
+		p.Drift = append(p.Drift, output.DriftedPod{
+			Namespace: d.Namespace, Name: d.Name, Node: d.Node,
+			ScoreThen: float64(d.MilliThen) / 1000, ScoreNow: float64(d.MilliNow) / 1000,
+			Best: d.Best, BestScore: float64(d.MilliBest) / 1000, Since: metav1.NewTime(d.Since),
+		})
+	}
+	p.DriftOmitted = doc.DriftOmitted
 	return p
 }
 
@@ -116,6 +124,9 @@ func Print(w io.Writer, s *output.Status, now time.Time) error {
 		for _, p := range s.Profiles {
 			fmt.Fprintf(w, "Simulator (%s): %s\n", safetext.Line(p.Name), simulatorLine(p.Simulator, ago))
 		}
+		if err := printDrift(w, s.Profiles, ago); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintln(w)
 	if len(s.Placements) == 0 {
@@ -128,6 +139,37 @@ func Print(w io.Writer, s *output.Status, now time.Time) error {
 		fmt.Fprintf(tw, "%s/%s\t%s\t%s\n", p.Namespace, p.Pod, now.Sub(p.Time.Time).Round(time.Second), safetext.Line(p.Message))
 	}
 	return tw.Flush()
+}
+
+// printDrift lists the drifted pods of every profile, or says there are none.
+func printDrift(w io.Writer, profiles []output.Profile, ago func(metav1.Time) string) error {
+	fmt.Fprintln(w)
+	n := 0
+	for _, p := range profiles {
+		n += len(p.Drift) + p.DriftOmitted
+	}
+	if n == 0 {
+		fmt.Fprintln(w, "Drifted pods: none (a running pod is listed once its node has scored below the best node it could run on, by the profile's margin, for longer than a window; KNS-3 never evicts).")
+		return nil
+	}
+	tw := printers.GetNewTabWriter(w)
+	fmt.Fprintln(tw, "DRIFTED POD\tPROFILE\tNODE\tSCORE THEN\tSCORE NOW\tBEST NODE NOW\tSINCE")
+	for _, p := range profiles {
+		for _, d := range p.Drift {
+			fmt.Fprintf(tw, "%s/%s\t%s\t%s\t%.3f\t%.3f\t%s (%.3f)\t%s\n", safetext.Line(d.Namespace), safetext.Line(d.Name), safetext.Line(p.Name),
+				safetext.Line(d.Node), d.ScoreThen, d.ScoreNow, safetext.Line(d.Best), d.BestScore, ago(d.Since))
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, p := range profiles {
+		if p.DriftOmitted > 0 {
+			fmt.Fprintf(w, "(%s: %d more drifted pods not listed)\n", safetext.Line(p.Name), p.DriftOmitted)
+		}
+	}
+	fmt.Fprintln(w, "Advisory: KNS-3 never evicts; stale or missing measurements never count as drift.")
+	return nil
 }
 
 func simulatorLine(s output.SimulatorStatus, ago func(metav1.Time) string) string {

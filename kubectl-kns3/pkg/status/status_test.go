@@ -79,3 +79,34 @@ func TestBuildAndPrint(t *testing.T) {
 		t.Errorf("output holds a control character:\n%q", out.String())
 	}
 }
+
+func TestPrintDrift(t *testing.T) {
+	now := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	doc := schedstatus.ProfileStatus{Profile: "kns-3-scheduler", Published: now, HeartbeatSeconds: 60,
+		Drift: []schedstatus.DriftedPod{{Namespace: "ns", Name: "web\x1b[2J", Node: "w2", MilliThen: 707, MilliNow: 18, Best: "w3", MilliBest: 590, Since: now.Add(-90 * time.Second)}},
+		DriftOmitted: 4}
+	in := &installclient.Install{Kind: installclient.SecondScheduler, Namespace: "kns-3-system", Profiles: []schedstatus.ProfileStatus{doc}}
+	var b bytes.Buffer
+	if err := Print(&b, Build(in, nil, now), now); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"DRIFTED POD",
+		"ns/web^[[2J   kns-3-scheduler   w2     0.707        0.018       w3 (0.590)      1m30s ago",
+		"(kns-3-scheduler: 4 more drifted pods not listed)",
+		"KNS-3 never evicts",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	in.Profiles[0].Drift, in.Profiles[0].DriftOmitted = nil, 0
+	b.Reset()
+	if err := Print(&b, Build(in, nil, now), now); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "Drifted pods: none") {
+		t.Errorf("without drift:\n%s", b.String())
+	}
+}

@@ -76,4 +76,10 @@ type CustomScorePluginArgs struct {
 	MaxSimulationAge metav1.Duration `json:"maxSimulationAge"`
 	// Normalization is MinMax or Absolute.
 	Normalization Normalization `json:"normalization"`
+	// DriftMarginMilli is, in thousandths of the simulator's score, how far
+	// a running pod's node must fall below the best feasible alternative,
+	// for longer than a window of fresh measurements, for the pod to be
+	// listed as drifted (the published status, kubectl kns3 status, a
+	// metric); 0 turns the listing off. KNS-3 never evicts.
+	DriftMarginMilli int64 `json:"driftMarginMilli"`
 }

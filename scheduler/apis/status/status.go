@@ -73,6 +73,30 @@ type ProfileStatus struct {
 	ScoredCycles int64            `json:"scoredCycles"`
 	Fallbacks    map[string]int64 `json:"fallbacks"`
 	Simulator    Simulator        `json:"simulator"`
+	// Drift lists the running pods of the profile whose node has fallen
+	// below the best feasible alternative by the plugin's driftMarginMilli
+	// for longer than a window of fresh measurements, longest drifted
+	// first; DriftOmitted counts those left out to keep the document
+	// bounded. Advisory: KNS-3 never evicts.
+	Drift        []DriftedPod `json:"drift,omitempty"`
+	DriftOmitted int          `json:"driftOmitted,omitempty"`
+}
+
+// DriftedPod is one running pod whose node has drifted.
+type DriftedPod struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	Node      string `json:"node"`
+	// MilliThen is its node's score when the plugin first saw the pod
+	// running with fresh measurements; MilliNow its score now.
+	MilliThen int64 `json:"milliThen"`
+	MilliNow  int64 `json:"milliNow"`
+	// Best is the best-scored node the pod could run on now (KNS-3's
+	// filter, taints, cordons), scored MilliBest.
+	Best      string `json:"best"`
+	MilliBest int64  `json:"milliBest"`
+	// Since is when the node fell below Best by the margin.
+	Since time.Time `json:"since"`
 }
 
 // Simulator is what the plugin knows of its simulator.
@@ -108,6 +132,18 @@ type Simulation struct {
 	// scored nodes left out of MilliScores to keep the document bounded.
 	Unscored int `json:"unscored,omitempty"`
 	Omitted  int `json:"omitted,omitempty"`
+	// Metrics are the latency, bandwidth and loss the answer gave behind
+	// each node's score, by node, for nodes with any; MetricsOmitted says
+	// they were all left out to keep the document bounded.
+	Metrics        map[string]NodeMetrics `json:"metrics,omitempty"`
+	MetricsOmitted bool                   `json:"metricsOmitted,omitempty"`
+}
+
+// NodeMetrics are a node's metrics in an answer; nil is unknown.
+type NodeMetrics struct {
+	LatencyMs     *float64 `json:"latencyMs,omitempty"`
+	BandwidthMbps *float64 `json:"bandwidthMbps,omitempty"`
+	PacketLoss    *float64 `json:"packetLoss,omitempty"`
 }
 
 // keyName is what a ConfigMap data key may hold.

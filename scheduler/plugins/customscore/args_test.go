@@ -45,7 +45,8 @@ func defaults() *apiconfig.CustomScorePluginArgs {
 		SimulatorURL: "http://127.0.0.1:80", Timeout: d(5 * time.Second), Retries: 2, RetryDelay: d(100 * time.Millisecond),
 		MaxBodyBytes: 8 << 20, BreakerFailureThreshold: 5, BreakerCooldown: d(time.Second), BreakerLatencyBudget: d(time.Second),
 		RefreshMode: apiconfig.RefreshPerCycle, RefreshInterval: d(time.Second), MaxSimulationAge: d(10 * time.Second),
-		Normalization: apiconfig.NormalizationMinMax,
+		Normalization:    apiconfig.NormalizationMinMax,
+		DriftMarginMilli: 200,
 	}
 }
 

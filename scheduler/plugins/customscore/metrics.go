@@ -70,6 +70,15 @@ var (
 		StabilityLevel: metrics.ALPHA,
 	}, []string{profileLabel})
 
+	// DriftedPods counts the profile's running pods listed as drifted in
+	// the published status (the driftMarginMilli arg).
+	DriftedPods = metrics.NewGaugeVec(&metrics.GaugeOpts{
+		Subsystem:      metricsSubsystem,
+		Name:           "drifted_pods",
+		Help:           "Running pods of the profile whose node has scored below the best feasible alternative by the drift margin for longer than a window of fresh measurements. Advisory: KNS-3 never evicts.",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{profileLabel})
+
 	registerOnce sync.Once
 )
 
@@ -77,7 +86,7 @@ var (
 // registry, served on its /metrics endpoint.
 func registerMetrics() {
 	registerOnce.Do(func() {
-		legacyregistry.MustRegister(AttemptsTotal, CallDuration, FallbacksTotal, ScoredCyclesTotal, BreakerState, SimulationAge)
+		legacyregistry.MustRegister(AttemptsTotal, CallDuration, FallbacksTotal, ScoredCyclesTotal, BreakerState, SimulationAge, DriftedPods)
 	})
 }
 
@@ -142,4 +151,8 @@ func (m *profileMetrics) simulationAge(age time.Duration) {
 		v = -1
 	}
 	SimulationAge.WithLabelValues(m.profile).Set(v)
+}
+
+func (m *profileMetrics) driftedPods(n int) {
+	DriftedPods.WithLabelValues(m.profile).Set(float64(n))
 }

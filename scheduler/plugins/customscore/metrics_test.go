@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"k8s.io/client-go/informers"
 	"k8s.io/component-base/metrics/testutil"
 	fwk "k8s.io/kube-scheduler/framework"
 
@@ -18,6 +19,9 @@ type profileHandle struct {
 }
 
 func (h profileHandle) ProfileName() string { return h.name }
+
+// SharedInformerFactory is nil: a plugin without informers lists no drift.
+func (h profileHandle) SharedInformerFactory() informers.SharedInformerFactory { return nil }
 
 // Two profiles run two plugin instances: each has its own series, and a
 // new instance does not reset another's breaker gauge.

@@ -17,6 +17,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 
@@ -47,6 +48,9 @@ type CustomScore struct {
 	// absolute keeps the simulator's scale in NormalizeScore instead of
 	// stretching the cycle's scores onto 0-100.
 	absolute bool
+	// drift lists the running pods whose node has drifted, in the
+	// published status; nil when off or without informers.
+	drift *driftTracker
 	// stop ends the plugin's goroutines; wg waits for them.
 	stop context.CancelFunc
 	wg   sync.WaitGroup
@@ -90,6 +94,11 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 		client:   client,
 		absolute: args.Normalization == apiconfig.NormalizationAbsolute,
 	}
+	if args.DriftMarginMilli > 0 && h != nil && h.SharedInformerFactory() != nil {
+		informers := h.SharedInformerFactory().Core().V1()
+		pl.drift = &driftTracker{profile: profile, margin: args.DriftMarginMilli, now: time.Now,
+			pods: informers.Pods().Lister(), nodes: informers.Nodes().Lister(), seen: map[types.UID]*podDrift{}}
+	}
 	ctx, pl.stop = context.WithCancel(klog.NewContext(ctx, logger))
 	m.breakerState(breakerClosed)
 	if args.RefreshMode == apiconfig.RefreshBackground {
@@ -126,7 +135,8 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 		"retries", args.Retries, "retryDelay", args.RetryDelay.Duration, "maxBodyBytes", args.MaxBodyBytes,
 		"breakerFailureThreshold", args.BreakerFailureThreshold, "breakerCooldown", args.BreakerCooldown.Duration,
 		"breakerLatencyBudget", args.BreakerLatencyBudget.Duration, "refreshInterval", args.RefreshInterval.Duration,
-		"maxSimulationAge", args.MaxSimulationAge.Duration, "normalization", args.Normalization)
+		"maxSimulationAge", args.MaxSimulationAge.Duration, "normalization", args.Normalization,
+		"driftMarginMilli", args.DriftMarginMilli)
 	if pub := newPublisher(h, profile, os.Getenv(status.NamespaceEnv), pl.source.keepFresh, pl.statusSource(profile)); pub != nil {
 		pl.wg.Go(func() { pub.run(ctx) })
 	} else {

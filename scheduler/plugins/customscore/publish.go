@@ -159,13 +159,20 @@ func (p *publisher) publish(ctx context.Context, last []byte, lastAt time.Time) 
 }
 
 // encodeBounded encodes doc (Published unset) in at most maxBytes,
-// leaving out the lowest-scored nodes when the scores do not fit.
+// leaving out the metrics, then the lowest-scored nodes, when they do not
+// fit.
 func encodeBounded(doc *status.ProfileStatus, maxBytes int) ([]byte, error) {
 	body, err := json.Marshal(doc)
 	if err != nil || len(body) <= maxBytes || doc.Simulator.Simulation == nil {
 		return body, err
 	}
 	sim := doc.Simulator.Simulation
+	if sim.Metrics != nil {
+		sim.Metrics, sim.MetricsOmitted = nil, true
+		if body, err = json.Marshal(doc); err != nil || len(body) <= maxBytes {
+			return body, err
+		}
+	}
 	type entry struct {
 		node  string
 		score int64
@@ -206,6 +213,7 @@ func (pl *CustomScore) statusSource(profile string) func() status.ProfileStatus 
 	hostname, _ := os.Hostname()
 	var described *simclient.Simulation
 	var meta simclient.Meta
+	var metrics map[string]status.NodeMetrics
 	return func() status.ProfileStatus {
 		scored, fallbacks := pl.metrics.counts()
 		doc := status.ProfileStatus{
@@ -224,6 +232,13 @@ func (pl *CustomScore) statusSource(profile string) func() status.ProfileStatus 
 			if newest != described {
 				// Read once per answer, off the cycle.
 				described, meta = newest, simclient.MetaOf(newest.Body)
+				metrics = nil
+				for node, m := range simclient.MetricsOf(newest.Body) {
+					if metrics == nil {
+						metrics = map[string]status.NodeMetrics{}
+					}
+					metrics[node] = status.NodeMetrics{LatencyMs: m.LatencyMs, BandwidthMbps: m.BandwidthMbps, PacketLoss: m.PacketLoss}
+				}
 			}
 			doc.Simulator.Simulation = &status.Simulation{
 				Received:      seen.LastSuccess,
@@ -232,7 +247,12 @@ func (pl *CustomScore) statusSource(profile string) func() status.ProfileStatus 
 				WindowSeconds: meta.WindowSeconds,
 				MilliScores:   newest.Scores,
 				Unscored:      len(newest.Invalid),
+				Metrics:       metrics,
 			}
+		}
+		if pl.drift != nil {
+			doc.Drift, doc.DriftOmitted = pl.drift.update(seen.Newest, meta, seen.LastSuccess)
+			pl.metrics.driftedPods(len(doc.Drift) + doc.DriftOmitted)
 		}
 		return doc
 	}

@@ -353,3 +353,36 @@ func TestKeepFresh(t *testing.T) {
 		t.Errorf("asked with the breaker open (the prober's job): %d requests", calls.Load())
 	}
 }
+
+// TestEncodeBoundedMetricsFirst checks the metrics are what goes first: a
+// document whose scores fit without them keeps every score.
+func TestEncodeBoundedMetricsFirst(t *testing.T) {
+	scores, metrics := map[string]int64{}, map[string]status.NodeMetrics{}
+	for i := range 500 {
+		node := fmt.Sprintf("node-%04d", i)
+		l, b, p := 0.2, 950.5, 0.001
+		scores[node], metrics[node] = int64(i), status.NodeMetrics{LatencyMs: &l, BandwidthMbps: &b, PacketLoss: &p}
+	}
+	newDoc := func() *status.ProfileStatus {
+		return &status.ProfileStatus{Simulator: status.Simulator{Simulation: &status.Simulation{MilliScores: scores, Metrics: metrics}}}
+	}
+	doc := newDoc()
+	full, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := encodeBounded(doc, len(full)/2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got status.ProfileStatus
+	if err := json.Unmarshal(body, &got); err != nil {
+		t.Fatal(err)
+	}
+	if sim := got.Simulator.Simulation; sim.Metrics != nil || !sim.MetricsOmitted || len(sim.MilliScores) != 500 || sim.Omitted != 0 {
+		t.Errorf("metrics %d (omitted %v), scores %d (omitted %d); want the metrics out and every score in", len(sim.Metrics), sim.MetricsOmitted, len(sim.MilliScores), sim.Omitted)
+	}
+	if body, _ := encodeBounded(newDoc(), len(full)); !strings.Contains(string(body), `"bandwidthMbps":950.5`) {
+		t.Error("a document within the bound lost its metrics")
+	}
+}

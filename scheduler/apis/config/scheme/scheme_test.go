@@ -125,6 +125,7 @@ func defaults() *config.CustomScorePluginArgs {
 		RefreshInterval:         d("1s"),
 		MaxSimulationAge:        d("10s"),
 		Normalization:           config.NormalizationMinMax,
+		DriftMarginMilli:        200,
 	}
 }
 
@@ -182,6 +183,7 @@ refreshMode: Background
 refreshInterval: 2s
 maxSimulationAge: 30s
 normalization: Absolute
+driftMarginMilli: 0
 `),
 			want: &config.CustomScorePluginArgs{
 				SimulatorURL:            "http://sim.kns-3.svc:8080/api/",
@@ -267,6 +269,7 @@ func TestEncodeShowsDefaultedArgs(t *testing.T) {
 		"breakerFailureThreshold": float64(5),
 		"breakerCooldown":         "1s",
 		"breakerLatencyBudget":    "1s",
+		"driftMarginMilli":        float64(200),
 		"refreshMode":             "Background",
 		"refreshInterval":         "1s",
 		"maxSimulationAge":        "10s",

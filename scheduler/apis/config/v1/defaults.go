@@ -21,6 +21,9 @@ const (
 	DefaultRefreshInterval            = time.Second
 	DefaultMaxSimulationAge           = 10 * time.Second
 	DefaultNormalization              = NormalizationMinMax
+	// DefaultDriftMarginMilli is a fifth of a score of 1, the best the
+	// simulator's metrics give.
+	DefaultDriftMarginMilli int64 = 200
 )
 
 func addDefaultingFuncs(scheme *runtime.Scheme) error {
@@ -67,5 +70,9 @@ func SetDefaults_CustomScorePluginArgs(obj *CustomScorePluginArgs) {
 	}
 	if obj.Normalization == "" {
 		obj.Normalization = DefaultNormalization
+	}
+	if obj.DriftMarginMilli == nil {
+		m := DefaultDriftMarginMilli
+		obj.DriftMarginMilli = &m
 	}
 }

@@ -27,6 +27,7 @@ func TestSetDefaults_CustomScorePluginArgs(t *testing.T) {
 		RefreshInterval:         duration(time.Second),
 		MaxSimulationAge:        duration(10 * time.Second),
 		Normalization:           NormalizationMinMax,
+		DriftMarginMilli:        ptrTo[int64](200),
 	}
 	everySet := &CustomScorePluginArgs{
 		SimulatorURL:            "http://sim.kns-3.svc:8080/api/",
@@ -41,6 +42,7 @@ func TestSetDefaults_CustomScorePluginArgs(t *testing.T) {
 		RefreshInterval:         duration(2 * time.Second),
 		MaxSimulationAge:        duration(30 * time.Second),
 		Normalization:           NormalizationAbsolute,
+		DriftMarginMilli:        ptrTo[int64](50),
 	}
 	tests := map[string]struct {
 		in, want *CustomScorePluginArgs
@@ -64,6 +66,7 @@ func TestSetDefaults_CustomScorePluginArgs(t *testing.T) {
 				BreakerLatencyBudget:    duration(0),
 				RefreshInterval:         duration(0),
 				MaxSimulationAge:        duration(0),
+				DriftMarginMilli:        ptrTo[int64](0),
 			},
 			want: &CustomScorePluginArgs{
 				SimulatorURL:            "http://127.0.0.1:80",
@@ -78,6 +81,7 @@ func TestSetDefaults_CustomScorePluginArgs(t *testing.T) {
 				RefreshInterval:         duration(0),
 				MaxSimulationAge:        duration(0),
 				Normalization:           NormalizationMinMax,
+				DriftMarginMilli:        ptrTo[int64](0),
 			},
 		},
 		"some fields set": {

@@ -72,4 +72,10 @@ type CustomScorePluginArgs struct {
 	// the cycle's best node 100, its worst 0) or Absolute (the simulator
 	// score × 100, clamped to 0-100).
 	Normalization Normalization `json:"normalization,omitempty"`
+	// DriftMarginMilli is, in thousandths of the simulator's score, how far
+	// a running pod's node must fall below the best feasible alternative,
+	// for longer than a window of fresh measurements, for the pod to be
+	// listed as drifted (the published status, kubectl kns3 status, a
+	// metric); 0 turns the listing off. KNS-3 never evicts.
+	DriftMarginMilli *int64 `json:"driftMarginMilli,omitempty"`
 }

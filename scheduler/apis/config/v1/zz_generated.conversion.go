@@ -63,6 +63,9 @@ func autoConvert_v1_CustomScorePluginArgs_To_config_CustomScorePluginArgs(in *Cu
 		return err
 	}
 	out.Normalization = config.Normalization(in.Normalization)
+	if err := metav1.Convert_Pointer_int64_To_int64(&in.DriftMarginMilli, &out.DriftMarginMilli, s); err != nil {
+		return err
+	}
 	return nil
 }
 
@@ -102,6 +105,9 @@ func autoConvert_config_CustomScorePluginArgs_To_v1_CustomScorePluginArgs(in *co
 		return err
 	}
 	out.Normalization = Normalization(in.Normalization)
+	if err := metav1.Convert_int64_To_Pointer_int64(&in.DriftMarginMilli, &out.DriftMarginMilli, s); err != nil {
+		return err
+	}
 	return nil
 }
 

@@ -59,6 +59,11 @@ func (in *CustomScorePluginArgs) DeepCopyInto(out *CustomScorePluginArgs) {
 		*out = new(metav1.Duration)
 		**out = **in
 	}
+	if in.DriftMarginMilli != nil {
+		in, out := &in.DriftMarginMilli, &out.DriftMarginMilli
+		*out = new(int64)
+		**out = **in
+	}
 	return
 }
 

@@ -27,6 +27,9 @@ const (
 	maxBreakerCooldown = 5 * time.Minute
 	// maxRefreshInterval bounds Background mode's refresh interval.
 	maxRefreshInterval = 10 * time.Minute
+	// maxDriftMarginMilli bounds driftMarginMilli at a score of 1000, a
+	// thousand times the best the simulator's metrics give.
+	maxDriftMarginMilli int64 = 1_000_000
 )
 
 // ValidateCustomScorePluginArgs checks defaulted args; every error names its
@@ -75,6 +78,9 @@ func ValidateCustomScorePluginArgs(path *field.Path, args *config.CustomScorePlu
 	}
 	if n := args.Normalization; n != config.NormalizationMinMax && n != config.NormalizationAbsolute {
 		errs = append(errs, field.NotSupported(path.Child("normalization"), n, []config.Normalization{config.NormalizationMinMax, config.NormalizationAbsolute}))
+	}
+	if m := args.DriftMarginMilli; m < 0 || m > maxDriftMarginMilli {
+		errs = append(errs, field.Invalid(path.Child("driftMarginMilli"), m, fmt.Sprintf("must be between 0 (off) and %d", maxDriftMarginMilli)))
 	}
 	if d := args.RefreshInterval.Duration; d <= 0 || d > maxRefreshInterval {
 		errs = append(errs, field.Invalid(path.Child("refreshInterval"), d.String(), fmt.Sprintf("must be greater than 0 and at most %s", maxRefreshInterval)))

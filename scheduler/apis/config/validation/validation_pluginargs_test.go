@@ -79,6 +79,14 @@ func TestValidateCustomScorePluginArgs(t *testing.T) {
 			args: valid(func(a *config.CustomScorePluginArgs) { a.BreakerLatencyBudget.Duration = 0 }),
 			want: []string{"args.breakerLatencyBudget", "must be greater than 0"},
 		},
+		"negative drift margin": {
+			args: valid(func(a *config.CustomScorePluginArgs) { a.DriftMarginMilli = -1 }),
+			want: []string{"args.driftMarginMilli", "between 0 (off) and 1000000"},
+		},
+		"drift margin above any score": {
+			args: valid(func(a *config.CustomScorePluginArgs) { a.DriftMarginMilli = 1_000_001 }),
+			want: []string{"args.driftMarginMilli", "between 0 (off) and 1000000"},
+		},
 		"long refresh interval": {
 			args: valid(func(a *config.CustomScorePluginArgs) {
 				a.RefreshInterval.Duration, a.MaxSimulationAge.Duration = time.Hour, 2*time.Hour

@@ -273,3 +273,42 @@ func (m wireMeta) timestamp() time.Time {
 	}
 	return t
 }
+
+// Metrics are what an answer says of one node besides its score: nil
+// where it says nothing, or nothing finite.
+type Metrics struct {
+	LatencyMs, BandwidthMbps, PacketLoss *float64
+}
+
+// MetricsOf reads the metrics behind each node's score, for the status:
+// off the cycle, once per answer. Nodes without any are left out.
+func MetricsOf(body []byte) map[string]Metrics {
+	var w struct {
+		Results map[string]struct {
+			LatencyMs     any `json:"latency_ms"`
+			BandwidthMbps any `json:"bandwidth_mbps"`
+			PacketLoss    any `json:"packet_loss"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal(body, &w); err != nil {
+		fixed, changed := quoteNonFiniteTokens(body)
+		if !changed || json.Unmarshal(fixed, &w) != nil {
+			return nil
+		}
+	}
+	finite := func(v any) *float64 {
+		f, ok := v.(float64)
+		if !ok || math.IsNaN(f) || math.IsInf(f, 0) {
+			return nil
+		}
+		return &f
+	}
+	out := map[string]Metrics{}
+	for node, r := range w.Results {
+		m := Metrics{LatencyMs: finite(r.LatencyMs), BandwidthMbps: finite(r.BandwidthMbps), PacketLoss: finite(r.PacketLoss)}
+		if m.LatencyMs != nil || m.BandwidthMbps != nil || m.PacketLoss != nil {
+			out[node] = m
+		}
+	}
+	return out
+}

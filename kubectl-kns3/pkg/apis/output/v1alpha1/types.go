@@ -62,6 +62,11 @@ type Row struct {
 	// SimulatorScore is the node's score in the newest simulation; nil
 	// when it has none for the node.
 	SimulatorScore *float64 `json:"simulatorScore,omitempty"`
+	// LatencyMs, BandwidthMbps and PacketLoss are the metrics behind the
+	// score (measured, with a live simulator); nil when unknown.
+	LatencyMs     *float64 `json:"latencyMs,omitempty"`
+	BandwidthMbps *float64 `json:"bandwidthMbps,omitempty"`
+	PacketLoss    *float64 `json:"packetLoss,omitempty"`
 	// NormalizedScore is what NormalizeScore makes of the raw scores of
 	// the candidates (nodes that pass both checks above) before the
 	// profile's weight; nil for a non-candidate, or when no candidate has
@@ -131,6 +136,27 @@ type Profile struct {
 	Fallbacks      map[string]int64 `json:"fallbacks"`
 	FallbacksTotal int64            `json:"fallbacksTotal"`
 	Simulator      SimulatorStatus  `json:"simulator"`
+	// Drift lists the profile's running pods whose node has drifted below
+	// the best feasible alternative; DriftOmitted counts those the
+	// scheduler left out. Advisory: KNS-3 never evicts.
+	Drift        []DriftedPod `json:"drift,omitempty"`
+	DriftOmitted int          `json:"driftOmitted,omitempty"`
+}
+
+// DriftedPod is a running pod whose node scores below the best node it
+// could run on by the profile's margin, for longer than a window.
+type DriftedPod struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	Node      string `json:"node"`
+	// ScoreThen is its node's simulator score when the scheduler first
+	// saw the pod running, ScoreNow its score now.
+	ScoreThen float64 `json:"scoreThen"`
+	ScoreNow  float64 `json:"scoreNow"`
+	// Best is the best-scored node it could run on now, scored BestScore.
+	Best      string      `json:"best"`
+	BestScore float64     `json:"bestScore"`
+	Since     metav1.Time `json:"since"`
 }
 
 // SimulatorStatus is what the profile's plugin knows of its simulator.

@@ -1,0 +1,174 @@
+package customscore
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	v1helper "k8s.io/component-helpers/scheduling/corev1"
+	"k8s.io/klog/v2"
+
+	"kns3.dev/kns3/scheduler/apis/status"
+	"kns3.dev/kns3/scheduler/plugins/customfilter"
+	"kns3.dev/kns3/scheduler/plugins/customscore/simclient"
+)
+
+const (
+	// maxDriftListed bounds the drifted pods one status document lists.
+	maxDriftListed = 100
+	// defaultWindow is the window assumed of a simulation that names none.
+	defaultWindow = 30 * time.Second
+)
+
+// driftTracker follows the profile's running pods against the newest
+// simulation: a pod has drifted when its node has scored below the best
+// node it could run on now by margin, in every fresh simulation, for
+// longer than a window. It only lists such pods: KNS-3 never evicts. A
+// stale simulation, or one without a score for the pod's node, counts for
+// nothing and restarts the pod's clock, so old numbers never make drift.
+type driftTracker struct {
+	profile string
+	margin  int64
+	pods    corelisters.PodLister
+	nodes   corelisters.NodeLister
+	now     func() time.Time
+	// seen is by pod; a pod no longer running is forgotten.
+	seen map[types.UID]*podDrift
+}
+
+type podDrift struct {
+	// then is the pod's node's score when first seen with fresh numbers.
+	then int64
+	// since is when its node fell below the best by the margin; zero
+	// while it has not.
+	since time.Time
+}
+
+// update judges the running pods against sim, received at received, and
+// returns those drifted, longest first, at most maxDriftListed, and how
+// many more there are.
+func (d *driftTracker) update(sim *simclient.Simulation, meta simclient.Meta, received time.Time) ([]status.DriftedPod, int) {
+	now := d.now()
+	window := time.Duration(meta.WindowSeconds) * time.Second
+	if window <= 0 {
+		window = defaultWindow
+	}
+	fresh := sim != nil && now.Sub(received) <= 2*window &&
+		(meta.Timestamp.IsZero() || now.Sub(meta.Timestamp) <= 2*window)
+	pods, err := d.pods.List(labels.Everything())
+	if err != nil {
+		return nil, 0
+	}
+	nodes, err := d.nodes.List(labels.Everything())
+	if err != nil {
+		return nil, 0
+	}
+	running := map[types.UID]bool{}
+	bestFor := map[string][2]scored{} // by filter class
+	var drifted []status.DriftedPod
+	for _, pod := range pods {
+		if pod.Spec.SchedulerName != d.profile || pod.Spec.NodeName == "" || pod.Status.Phase != v1.PodRunning || pod.DeletionTimestamp != nil {
+			continue
+		}
+		running[pod.UID] = true
+		st := d.seen[pod.UID]
+		own, ok := int64(0), false
+		if fresh {
+			own, ok = sim.Scores[pod.Spec.NodeName]
+		}
+		if !ok {
+			// Nothing fresh to judge by: the clock restarts.
+			if st != nil {
+				st.since = time.Time{}
+			}
+			continue
+		}
+		if st == nil {
+			st = &podDrift{then: own}
+			d.seen[pod.UID] = st
+		}
+		class := filterClass(pod)
+		top, ok := bestFor[class]
+		if !ok {
+			top = best2(pod, nodes, sim.Scores)
+			bestFor[class] = top
+		}
+		alt := top[0]
+		if alt.node == pod.Spec.NodeName {
+			alt = top[1]
+		}
+		if alt.node == "" || alt.milli-own < d.margin {
+			st.since = time.Time{}
+			continue
+		}
+		if st.since.IsZero() {
+			st.since = now
+		}
+		if now.Sub(st.since) > window {
+			drifted = append(drifted, status.DriftedPod{
+				Namespace: pod.Namespace, Name: pod.Name, Node: pod.Spec.NodeName,
+				MilliThen: st.then, MilliNow: own, Best: alt.node, MilliBest: alt.milli, Since: st.since,
+			})
+		}
+	}
+	for uid := range d.seen {
+		if !running[uid] {
+			delete(d.seen, uid)
+		}
+	}
+	slices.SortFunc(drifted, func(a, b status.DriftedPod) int {
+		return cmp.Or(a.Since.Compare(b.Since), cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
+	omitted := max(len(drifted)-maxDriftListed, 0)
+	return drifted[:len(drifted)-omitted], omitted
+}
+
+type scored struct {
+	node  string
+	milli int64
+}
+
+// filterClass groups pods that KNS-3's filter, taints and cordons treat
+// alike, so the best nodes are found once per group, not once per pod.
+func filterClass(pod *v1.Pod) string {
+	return fmt.Sprintf("%s|%v", pod.Annotations[customfilter.AnnotationQoS], pod.Spec.Tolerations)
+}
+
+// best2 returns the two best-scored nodes pod could run on now.
+func best2(pod *v1.Pod, nodes []*v1.Node, scores map[string]int64) [2]scored {
+	var top [2]scored
+	for _, n := range nodes {
+		s, ok := scores[n.Name]
+		if !ok || !feasible(pod, n) {
+			continue
+		}
+		switch c := (scored{n.Name, s}); {
+		case top[0].node == "" || s > top[0].milli:
+			top[1], top[0] = top[0], c
+		case top[1].node == "" || s > top[1].milli:
+			top[1] = c
+		}
+	}
+	return top
+}
+
+// feasible is what explain also checks: KNS-3's filter, cordons and
+// taints. Resources and affinities are not judged: drift is advisory.
+func feasible(pod *v1.Pod, n *v1.Node) bool {
+	if customfilter.Rejection(pod, n) != "" {
+		return false
+	}
+	cordon := v1.Taint{Key: v1.TaintNodeUnschedulable, Effect: v1.TaintEffectNoSchedule}
+	if n.Spec.Unschedulable && !v1helper.TolerationsTolerateTaint(klog.Background(), pod.Spec.Tolerations, &cordon, false) {
+		return false
+	}
+	_, untolerated := v1helper.FindMatchingUntoleratedTaint(klog.Background(), n.Spec.Taints, pod.Spec.Tolerations, func(t *v1.Taint) bool {
+		return t.Effect == v1.TaintEffectNoSchedule || t.Effect == v1.TaintEffectNoExecute
+	}, false)
+	return !untolerated
+}

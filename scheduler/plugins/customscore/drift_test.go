@@ -1,0 +1,150 @@
+package customscore
+
+import (
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	st "k8s.io/kubernetes/pkg/scheduler/testing"
+
+	"kns3.dev/kns3/scheduler/plugins/customfilter"
+	"kns3.dev/kns3/scheduler/plugins/customscore/simclient"
+)
+
+const driftProfile = "kns-3-scheduler"
+
+func runningPod(name, node string) *v1.Pod {
+	p := st.MakePod().Namespace("ns").Name(name).UID(name).SchedulerName(driftProfile).Node(node).Obj()
+	p.Status.Phase = v1.PodRunning
+	return p
+}
+
+func newDriftTracker(t *testing.T, clock *time.Time, pods []*v1.Pod, nodes []*v1.Node) *driftTracker {
+	t.Helper()
+	pi := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	for _, p := range pods {
+		if err := pi.Add(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ni := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	for _, n := range nodes {
+		if err := ni.Add(n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return &driftTracker{profile: driftProfile, margin: 200, now: func() time.Time { return *clock },
+		pods: corelisters.NewPodLister(pi), nodes: corelisters.NewNodeLister(ni), seen: map[types.UID]*podDrift{}}
+}
+
+// TestDrift steps a clock through simulations and checks which pods are
+// listed as drifted: only after more than a window of fresh numbers with
+// the pod's node below a feasible alternative by the margin.
+func TestDrift(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	meta := simclient.Meta{WindowSeconds: 30}
+	sim := func(scores map[string]int64) *simclient.Simulation { return &simclient.Simulation{Scores: scores} }
+	nodes := []*v1.Node{
+		st.MakeNode().Name("n1").Obj(),
+		st.MakeNode().Name("n2").Obj(),
+		st.MakeNode().Name("off").Label(customfilter.LabelScheduler, customfilter.ValueDisabled).Obj(),
+		st.MakeNode().Name("tainted").Taints([]v1.Taint{{Key: "k", Effect: v1.TaintEffectNoSchedule}}).Obj(),
+		st.MakeNode().Name("cordoned").Unschedulable(true).Obj(),
+	}
+	other := runningPod("other-profile", "n1")
+	other.Spec.SchedulerName = "default-scheduler"
+	pending := runningPod("pending", "")
+	pending.Status.Phase = v1.PodPending
+	pods := []*v1.Pod{runningPod("on-n1", "n1"), runningPod("on-n2", "n2"), other, pending}
+
+	for _, tc := range []struct {
+		name   string
+		scores map[string]int64
+		// steps are offsets from t0 at which a simulation received then
+		// is judged, the last one's listing checked.
+		steps     []time.Duration
+		stale     time.Duration // the last step's simulation this old
+		want      []string
+		wantNow   int64
+		wantThen  int64
+		wantSince time.Duration
+	}{
+		{name: "below by the margin for longer than a window", scores: map[string]int64{"n1": 300, "n2": 900},
+			steps: []time.Duration{0, 10 * time.Second, 31 * time.Second}, want: []string{"on-n1"}, wantNow: 300, wantThen: 300},
+		{name: "not yet a window", scores: map[string]int64{"n1": 300, "n2": 900},
+			steps: []time.Duration{0, 29 * time.Second}},
+		{name: "within the margin", scores: map[string]int64{"n1": 300, "n2": 499},
+			steps: []time.Duration{0, 31 * time.Second}},
+		{name: "better alternatives only where the pod may not go", scores: map[string]int64{"n1": 300, "n2": 300, "off": 1000, "tainted": 1000, "cordoned": 1000},
+			steps: []time.Duration{0, 31 * time.Second}},
+		{name: "the pod's node unscored", scores: map[string]int64{"n2": 900},
+			steps: []time.Duration{0, 31 * time.Second}},
+		{name: "a stale simulation lists nothing", scores: map[string]int64{"n1": 300, "n2": 900},
+			steps: []time.Duration{0, 31 * time.Second}, stale: 61 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := t0
+			d := newDriftTracker(t, &clock, pods, nodes)
+			var got []string
+			var last []string
+			for i, at := range tc.steps {
+				clock = t0.Add(at)
+				received := clock
+				if i == len(tc.steps)-1 {
+					received = clock.Add(-tc.stale)
+				}
+				list, omitted := d.update(sim(tc.scores), meta, received)
+				if omitted != 0 {
+					t.Errorf("omitted %d", omitted)
+				}
+				last = last[:0]
+				for _, p := range list {
+					last = append(last, p.Name)
+					if p.Name == "on-n1" && (p.MilliNow != tc.wantNow || p.MilliThen != tc.wantThen || p.Best != "n2" || p.MilliBest != 900 || !p.Since.Equal(t0.Add(tc.wantSince))) {
+						t.Errorf("on-n1 listed as %+v", p)
+					}
+				}
+			}
+			got = last
+			if len(got) != len(tc.want) || (len(got) > 0 && got[0] != tc.want[0]) {
+				t.Errorf("drifted %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestDriftClockRestarts checks a stale simulation in the middle restarts
+// the pod's clock: stale numbers never add to drift.
+func TestDriftClockRestarts(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	clock := t0
+	d := newDriftTracker(t, &clock, []*v1.Pod{runningPod("p", "n1")}, []*v1.Node{st.MakeNode().Name("n1").Obj(), st.MakeNode().Name("n2").Obj()})
+	sim := &simclient.Simulation{Scores: map[string]int64{"n1": 100, "n2": 900}}
+	meta := simclient.Meta{WindowSeconds: 30}
+	step := func(at time.Duration, received time.Time) int {
+		clock = t0.Add(at)
+		list, _ := d.update(sim, meta, received)
+		return len(list)
+	}
+	step(0, t0)
+	// 20 s later the newest simulation is 61 s old: stale.
+	if n := step(20*time.Second, t0.Add(-41*time.Second)); n != 0 {
+		t.Fatalf("listed %d on a stale simulation", n)
+	}
+	// Fresh again at 25 s: the clock runs from 25 s, so 40 s is not yet a window.
+	step(25*time.Second, t0.Add(25*time.Second))
+	if n := step(40*time.Second, t0.Add(40*time.Second)); n != 0 {
+		t.Errorf("listed %d at 40 s: the stale simulation at 20 s should have restarted the clock", n)
+	}
+	if n := step(56*time.Second, t0.Add(56*time.Second)); n != 1 {
+		t.Errorf("listed %d at 56 s, more than a window after 25 s: want 1", n)
+	}
+	// The pod gone: forgotten.
+	d.pods = corelisters.NewPodLister(cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{}))
+	if n := step(60*time.Second, t0.Add(60*time.Second)); n != 0 || len(d.seen) != 0 {
+		t.Errorf("after the pod left: listed %d, remembered %d", n, len(d.seen))
+	}
+}
