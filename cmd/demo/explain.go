@@ -47,6 +47,21 @@ func explainOne(ctx context.Context, cl *kindenv.Cluster, placements []podPlacem
 	if pod == "" {
 		return nil
 	}
+	return explain(ctx, cl, pod, w)
+}
+
+// explainPod prints `kubectl kns3 explain` for pod of the sample's
+// namespace once its placement event is recorded.
+func explainPod(ctx context.Context, cl *kindenv.Cluster, pod string, w io.Writer) error {
+	if err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 30*time.Second, true,
+		conditions.PlacementRecorded(cl.Client, kindenv.SampleNamespace, pod)); err != nil {
+		fmt.Fprintf(os.Stderr, "demo: no placement event for %s/%s: %v\n", kindenv.SampleNamespace, pod, err)
+	}
+	return explain(ctx, cl, pod, w)
+}
+
+func explain(ctx context.Context, cl *kindenv.Cluster, pod string, w io.Writer) error {
+	ns := kindenv.SampleNamespace
 	fmt.Fprintf(w, "\nWhy %s went where it did (kubectl kns3 explain %s -n %s):\n\n", pod, pod, ns)
 	cmd := kns3cmd.NewCommand(genericiooptions.IOStreams{In: os.Stdin, Out: w, ErrOut: os.Stderr})
 	cmd.SetArgs([]string{"explain", pod, "-n", ns, "--kubeconfig", cl.Kubeconfig})

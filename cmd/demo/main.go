@@ -1,10 +1,13 @@
 // Command demo runs KNS-3 on a local kind cluster: it brings the cluster up
 // as the kind suite does (kindenv.Steps: build what is missing, create the
-// cluster from deploy/kind/cluster.yaml, deploy deploy/ with its sample
-// scenario, or with -install=replace make kns-3-scheduler the control
-// plane's scheduler from deploy/control-plane), schedules deploy/sample,
-// prints where each pod went with the simulator's score for its node, and
-// ends with `kubectl kns3 explain` of one of them.
+// cluster from deploy/kind/cluster.yaml, deploy deploy/live, deploy/ with a
+// probe agent on every node, with its sample scenario, or with
+// -install=replace make kns-3-scheduler the control plane's scheduler from
+// deploy/control-plane), schedules deploy/sample, prints where each pod
+// went with the simulator's score for its node, and `kubectl kns3 explain`
+// of one of them. On deploy/live it then shapes one worker's link for real,
+// prints every node's measured latency, bandwidth and loss, schedules new
+// pods, which avoid the worker, and explains one of them.
 package main
 
 import (
@@ -20,6 +23,10 @@ import (
 
 // defaultName is the demo's cluster.
 const defaultName = "kns-3"
+
+// liveOverlay is the kustomization the second-scheduler demo deploys:
+// deploy/ with a probe agent on every node.
+const liveOverlay = "live"
 
 func main() {
 	cl := &kindenv.Cluster{Log: os.Stderr, LogPrefix: "demo"}
@@ -42,6 +49,11 @@ func main() {
 		fmt.Fprintf(os.Stderr, "demo: -install: %v\n", err)
 		os.Exit(2)
 	}
+	// The second-scheduler install with the probe agents: the sample
+	// scenario's pins first, then the live measurements.
+	if cl.Install != kindenv.ReplaceScheduler {
+		cl.Overlay = liveOverlay
+	}
 	if err := run(context.Background(), cl); err != nil {
 		fmt.Fprintf(os.Stderr, "demo: %v\n", err)
 		os.Exit(1)
@@ -62,6 +74,13 @@ func run(ctx context.Context, cl *kindenv.Cluster) error {
 	printPlacements(os.Stdout, placements)
 	if err := explainOne(ctx, cl, placements, os.Stdout); err != nil {
 		return fmt.Errorf("kubectl kns3 explain: %w", err)
+	}
+	if cl.Overlay == liveOverlay {
+		if err := cl.Run(ctx, kindenv.Step{Name: "show the live network picture", Run: func(ctx context.Context, cl *kindenv.Cluster) error {
+			return showLive(ctx, cl, os.Stdout)
+		}}); err != nil {
+			return err
+		}
 	}
 	fmt.Printf("\nkubectl --kubeconfig %s get pods -n %s -o wide\n", cl.Kubeconfig, kindenv.SampleNamespace)
 	fmt.Printf("make build && PATH=$PWD/_output/bin:$PATH kubectl kns3 status --kubeconfig %s\n", cl.Kubeconfig)

@@ -4,9 +4,11 @@
 # _output/bench-smoke/docs).
 #   full:  BENCH_RUNS (default 3) runs of everything at 500-5000 nodes
 #   smoke: one short run of everything, so the benchmarks keep working
-# A second argument `reliability` runs only step 4 and its report; `event`
-# only the placement event's three scheduler_perf workloads (5000 nodes:
-# event on, off, and made but not written) and their section of
+# A second argument `reliability` runs only step 4 and its report; `value`
+# only step 5 (the value benchmark on a shaped kind cluster, full mode: the
+# kind suite runs it briefly in make test) and docs/value.md; `event` only
+# the placement event's three scheduler_perf workloads (5000 nodes: event
+# on, off, and made but not written) and their section of
 # docs/performance.md.
 set -euo pipefail
 # Under `bazel run //hack/bench` the script runs from its runfiles.
@@ -19,13 +21,13 @@ mode=${1:-full}
 case $mode in
   full) runs=${BENCH_RUNS:-3}; label=performance; out=_output/bench; docs=docs; dur=10s ;;
   smoke) runs=1; label=short; out=_output/bench-smoke; docs=$out/docs; dur=2s ;;
-  *) echo "usage: $0 [full|smoke] [all|reliability|event]" >&2; exit 2 ;;
+  *) echo "usage: $0 [full|smoke] [all|reliability|value|event]" >&2; exit 2 ;;
 esac
 steps=${2:-all}
 case $steps in
   all|reliability) ;;
-  event) [ "$mode" = full ] || { echo "$0: event runs in full mode only" >&2; exit 2; } ;;
-  *) echo "usage: $0 [full|smoke] [all|reliability|event]" >&2; exit 2 ;;
+  event|value) [ "$mode" = full ] || { echo "$0: $steps runs in full mode only" >&2; exit 2; } ;;
+  *) echo "usage: $0 [full|smoke] [all|reliability|value|event]" >&2; exit 2 ;;
 esac
 
 need=()
@@ -39,9 +41,10 @@ fi
 case $steps in
   all) rm -rf "$out" ;;
   reliability) rm -rf "$out/reliability" "$out/reliability.jsonl" ;;
+  value) rm -rf "$out/value" "$out/value.json" ;;
   event) rm -rf "$out/perf" ;;
 esac
-mkdir -p "$out/perf" "$out/load" "$out/reliability"
+mkdir -p "$out/perf" "$out/load" "$out/reliability" "$out/value"
 abs=$(cd "$out" && pwd)
 
 # perf_case RUN CASE LABEL: one scheduler_perf test case, its DataItems
@@ -69,12 +72,12 @@ if [ "$steps" = event ]; then
 fi
 
 if [ "$steps" = all ]; then
-echo "bench: 1/4 Go benchmarks of the scoring cycle ($runs runs)"
+echo "bench: 1/5 Go benchmarks of the scoring cycle ($runs runs)"
 benchtime=1s; [ "$mode" = smoke ] && benchtime=1x
 go test -run '^$' -bench . -benchmem -benchtime "$benchtime" -count "$runs" \
   ./scheduler/plugins/customscore/... | tee "$out/go-bench.txt" | grep -E '^(Benchmark|ok)'
 
-echo "bench: 2/4 scheduler_perf, label $label ($runs runs)"
+echo "bench: 2/5 scheduler_perf, label $label ($runs runs)"
 # One go test per test case: each writes its results as soon as it ends.
 cases="ProfileOverhead_Default ProfileOverhead_KNS3 ProfileOverhead_KNS3NoEvent ProfileOverhead_KNS3NoSink HostnameAffinity HostnameAntiAffinity HostnameAndZoneAffinity"
 go test -tags perf -c -o "$out/perf.test" ./test/perf
@@ -82,7 +85,7 @@ for i in $(seq "$runs"); do
   for c in $cases; do perf_case "$i" "$c" "$label"; done
 done
 
-echo "bench: 3/4 the simulator stub under load ($runs runs of $dur per request kind)"
+echo "bench: 3/5 the simulator stub under load ($runs runs of $dur per request kind)"
 go build -o "$out/simulator" ./simulator/cmd/simulator
 {
   echo "source: load"
@@ -110,12 +113,13 @@ fi
 #          about 3.5 min a run on 2 cores, so BENCH_RUNS=3 adds about 11 min
 #   smoke: 50 nodes, 100 pods (5 for PerCycle x latency1s), all 8 cases:
 #          about 1 min once the test package is compiled
+if [ "$steps" = all ] || [ "$steps" = reliability ]; then
 if [ "$mode" = smoke ]; then
   rel_env=(KNS3_RELIABILITY_NODES=50 KNS3_RELIABILITY_PODS=100 KNS3_RELIABILITY_SLOW_PODS=5)
 else
   rel_env=()
 fi
-echo "bench: 4/4 reliability under simulator faults ($runs runs${rel_env[*]:+, ${rel_env[*]}})"
+echo "bench: 4/5 reliability under simulator faults ($runs runs${rel_env[*]:+, ${rel_env[*]}})"
 for i in $(seq "$runs"); do
   start=$(date +%s)
   env "${rel_env[@]}" KNS3_RELIABILITY_OUT="$abs/reliability.jsonl" \
@@ -124,6 +128,23 @@ for i in $(seq "$runs"); do
   grep -E '^BenchmarkReliability/' "$out/reliability/run-$i.log" | sed 's/^/bench:   /'
   echo "bench:   run $i: $(( $(date +%s) - start ))s"
 done
+fi
+
+# The value benchmark (test/e2e TestLiveNetwork): the same clients on a
+# kind cluster with shaped links, placed by the default scheduler, by KNS-3
+# with static numbers and with live ones; value.json for docs/value.md.
+# About 8 minutes with the node image built; the smoke mode leaves it to
+# the kind suite, which runs it with 5 s clients in make test.
+if [ "$mode" = full ] && { [ "$steps" = all ] || [ "$steps" = value ]; }; then
+  echo "bench: 5/5 the value benchmark on a shaped kind cluster (30 s clients)"
+  hack/dockerhost/setup.sh >/dev/null
+  start=$(date +%s)
+  go test -tags e2e -count=1 -timeout 60m -v -run '^TestLiveNetwork$' ./test/e2e/ \
+    -kns3.value-duration=30s -kns3.value-out="$abs/value.json" >"$out/value/run.log" 2>&1 \
+    || { grep -E '^(---|=== RUN|\s+(live|value)_test|FAIL|panic|e2e)' "$out/value/run.log" | tail -40; exit 1; }
+  grep -E 'live_test.go:[0-9]+: (default|KNS-3|live)' "$out/value/run.log" | sed 's/^ *live_test.go:[0-9]*: /bench:   /'
+  echo "bench:   $(( $(date +%s) - start ))s"
+fi
 
 kube_version=$(go list -m -f '{{.Version}}' k8s.io/kubernetes)
 machine="$(nproc) cores ($(lscpu | sed -n 's/^Model name: *//p')), $(free -g | awk '/^Mem:/ {print $2}') GiB, $(go env GOVERSION), Kubernetes $kube_version"
@@ -133,4 +154,8 @@ case $mode-$steps in
   *) command="hack/bench/run.sh $mode $steps" ;;
 esac
 go run ./test/perf/report -in "$out" -out "$docs" -machine "$machine" -command "$command" -report "$steps"
-if [ "$steps" = all ]; then echo "bench: wrote $docs/performance.md and $docs/reliability.md"; else echo "bench: wrote $docs/reliability.md"; fi
+case $mode-$steps in
+  full-all) echo "bench: wrote $docs/performance.md, $docs/reliability.md and $docs/value.md" ;;
+  smoke-all) echo "bench: wrote $docs/performance.md and $docs/reliability.md" ;;
+  *) echo "bench: wrote $docs/$steps.md" ;;
+esac

@@ -23,11 +23,13 @@ if ! command -v dockerd >/dev/null; then
   say "installing docker.io"
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q docker.io >/dev/null
 fi
-for tool in debootstrap tar; do
-  if ! command -v "$tool" >/dev/null; then
+# tool:package; tc, ip and nft shape a kind node's link (test/netshape).
+for pair in debootstrap:debootstrap tar:tar tc:iproute2 nft:nftables nsenter:util-linux; do
+  tool=${pair%%:*} pkg=${pair#*:}
+  if ! PATH="$PATH:/usr/sbin:/sbin" command -v "$tool" >/dev/null; then
     need_root "$tool is missing"
-    say "installing $tool"
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$tool" >/dev/null
+    say "installing $pkg"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$pkg" >/dev/null
   fi
 done
 

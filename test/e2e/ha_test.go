@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	st "k8s.io/kubernetes/pkg/scheduler/testing"
@@ -242,7 +243,8 @@ func (c *cluster) expectBoundOnce(ctx context.Context, names []string) {
 }
 
 // restoreSingleReplica applies deploy/ again and removes what only
-// deploy/ha has, so that later tests run the specification's install.
+// deploy/ha has, if it is there, so that later tests run the
+// specification's install.
 func restoreSingleReplica(ctx context.Context, t *testing.T) {
 	if err := kindenv.Apply(ctx, kindCluster.Config, filepath.Join(kindCluster.Inputs.Root, "deploy")); err != nil {
 		t.Fatal(err)
@@ -254,7 +256,7 @@ func restoreSingleReplica(ctx context.Context, t *testing.T) {
 		client.RbacV1().Roles(ns).Delete(ctx, "kns-3-scheduler:leader-election", metav1.DeleteOptions{}),
 		client.PolicyV1().PodDisruptionBudgets(ns).Delete(ctx, "kns-3-scheduler", metav1.DeleteOptions{}),
 	} {
-		if err != nil {
+		if err != nil && !apierrors.IsNotFound(err) {
 			t.Error(err)
 		}
 	}

@@ -40,6 +40,7 @@ func init() {
 	flag.StringVar(&in.NodeImage, "kns3.node-image", os.Getenv("KNS3_NODE_IMAGE"), "kind node image (default: built by test/kindnode; $KNS3_NODE_IMAGE)")
 	flag.StringVar(&in.SchedulerArchive, "kns3.scheduler-archive", "", "kns-3-scheduler image tarball (default: built)")
 	flag.StringVar(&in.SimulatorArchive, "kns3.simulator-archive", "", "kns-3-simulator image tarball (default: built)")
+	flag.StringVar(&in.NetbenchArchive, "kns3.netbench-archive", "", "kns-3-netbench image tarball, the value benchmark's workload (default: built)")
 }
 
 func TestMain(m *testing.M) {

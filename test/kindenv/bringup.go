@@ -34,6 +34,9 @@ type Cluster struct {
 	Inputs Inputs
 	// Install is how KNS-3 runs on the cluster; empty: SecondScheduler.
 	Install InstallMode
+	// Overlay is the kustomization under deploy/ the second-scheduler
+	// install applies ("live": deploy/live); empty: deploy/ itself.
+	Overlay string
 	// Kubeconfig is the file the cluster's kubeconfig is written to; empty:
 	// kns-3-<name>.kubeconfig in the temp directory. The user's default
 	// kubeconfig is left alone.
@@ -177,9 +180,10 @@ func createCluster(ctx context.Context, c *Cluster) error {
 	return err
 }
 
-// loadImages loads the KNS-3 image archives onto every node.
+// loadImages loads the KNS-3 image archives onto every node, and the value
+// benchmark's workload.
 func loadImages(ctx context.Context, c *Cluster) error {
-	for _, archive := range []string{c.Inputs.SchedulerArchive, c.Inputs.SimulatorArchive} {
+	for _, archive := range []string{c.Inputs.SchedulerArchive, c.Inputs.SimulatorArchive, c.Inputs.NetbenchArchive} {
 		if err := c.Provider.LoadImageArchive(ctx, archive); err != nil {
 			return err
 		}
@@ -192,7 +196,7 @@ func waitNodesReady(ctx context.Context, c *Cluster) error {
 }
 
 func deployKNS3(ctx context.Context, c *Cluster) error {
-	return Apply(ctx, c.Config, filepath.Join(c.Inputs.Root, "deploy"))
+	return Apply(ctx, c.Config, filepath.Join(c.Inputs.Root, "deploy", c.Overlay))
 }
 
 func waitScheduler(ctx context.Context, c *Cluster) error {

@@ -1,6 +1,9 @@
 package kindenv
 
 import (
+	"bytes"
+	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -139,7 +142,7 @@ func renderTyped(t *testing.T, dir, kind, name string, out any) {
 // It runs at a priority that workloads do not preempt, admitted outside
 // kube-system by its quota.
 func TestDeployRunsOnManagedClusters(t *testing.T) {
-	for _, dir := range []string{deployDir(t), filepath.Join(deployDir(t), "ha")} {
+	for _, dir := range []string{deployDir(t), filepath.Join(deployDir(t), "ha"), filepath.Join(deployDir(t), "live")} {
 		var d appsv1.Deployment
 		renderTyped(t, dir, "Deployment", Deployment, &d)
 		spec := d.Spec.Template.Spec
@@ -296,5 +299,47 @@ func TestHADeploy(t *testing.T) {
 	strip := func(s string) string { _, profiles, _ := strings.Cut(s, "profiles:"); return profiles }
 	if strip(spec.Data["scheduler-config.yaml"]) != strip(cm.Data["scheduler-config.yaml"]) {
 		t.Error("deploy/ha's profiles differ from the specification's configuration")
+	}
+}
+
+// deploy/live is deploy/ with a probe agent on every node that the
+// simulator finds by DNS: the agents tolerate every taint, hold no token,
+// need no privilege, and the simulator names their headless Service.
+func TestLiveDeploy(t *testing.T) {
+	dir := filepath.Join(deployDir(t), "live")
+	spec, err := os.ReadFile(filepath.Join(deployDir(t), "scheduler-config.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	live, err := os.ReadFile(filepath.Join(dir, "scheduler-config.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(spec, live) {
+		t.Error("deploy/live/scheduler-config.yaml differs from deploy/scheduler-config.yaml")
+	}
+	var ds appsv1.DaemonSet
+	renderTyped(t, dir, "DaemonSet", "kns-3-agent", &ds)
+	pod := ds.Spec.Template.Spec
+	if pod.AutomountServiceAccountToken == nil || *pod.AutomountServiceAccountToken || pod.HostNetwork {
+		t.Errorf("agent: automountServiceAccountToken %v, hostNetwork %v; want false, false", pod.AutomountServiceAccountToken, pod.HostNetwork)
+	}
+	if len(pod.Tolerations) != 1 || pod.Tolerations[0].Operator != v1.TolerationOpExists || pod.Tolerations[0].Key != "" {
+		t.Errorf("agent tolerations %v, want every taint tolerated", pod.Tolerations)
+	}
+	var svc v1.Service
+	renderTyped(t, dir, "Service", "kns-3-agent", &svc)
+	if svc.Spec.ClusterIP != v1.ClusterIPNone || svc.Spec.Selector["app.kubernetes.io/name"] != ds.Spec.Selector.MatchLabels["app.kubernetes.io/name"] {
+		t.Errorf("agent Service: clusterIP %q, selector %v; want headless, selecting the DaemonSet's pods", svc.Spec.ClusterIP, svc.Spec.Selector)
+	}
+	var d appsv1.Deployment
+	renderTyped(t, dir, "Deployment", Deployment, &d)
+	want := fmt.Sprintf("--agents=dns:%s.%s.svc.cluster.local:%d", svc.Name, Namespace, svc.Spec.Ports[0].Port)
+	found := false
+	for _, c := range d.Spec.Template.Spec.Containers {
+		found = found || (c.Name == installclient.SimulatorContainer && slices.Contains(c.Args, want))
+	}
+	if !found {
+		t.Errorf("the simulator container's args lack %s", want)
 	}
 }

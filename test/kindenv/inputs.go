@@ -30,6 +30,8 @@ type Inputs struct {
 	NodeImage string
 	// SchedulerArchive and SimulatorArchive are the KNS-3 image tarballs.
 	SchedulerArchive, SimulatorArchive string
+	// NetbenchArchive is the value benchmark's workload image tarball.
+	NetbenchArchive string
 }
 
 // Resolve fills every empty field, building what is missing. Progress lines
@@ -41,7 +43,7 @@ func (in *Inputs) Resolve(ctx context.Context, w io.Writer) error {
 	}
 	in.Root = root
 	// Given paths are relative to the root, as Bazel's $(rootpath) are.
-	for _, p := range []*string{&in.Kind, &in.SchedulerArchive, &in.SimulatorArchive} {
+	for _, p := range []*string{&in.Kind, &in.SchedulerArchive, &in.SimulatorArchive, &in.NetbenchArchive} {
 		if *p != "" && !filepath.IsAbs(*p) {
 			*p = filepath.Join(root, *p)
 		}
@@ -62,6 +64,7 @@ func (in *Inputs) Resolve(ctx context.Context, w io.Writer) error {
 	}{
 		{&in.SchedulerArchive, "kns-3-scheduler", "./scheduler/cmd/kns-3-scheduler"},
 		{&in.SimulatorArchive, "kns-3-simulator", "./simulator/cmd/simulator"},
+		{&in.NetbenchArchive, "kns-3-netbench", "./test/netbench/cmd/netbench"},
 	} {
 		if *img.archive != "" {
 			continue

@@ -19,17 +19,17 @@ func main() {
 	machine := flag.String("machine", "", "one line describing the machine")
 	command := flag.String("command", "make bench", "the command that reproduces the numbers")
 	findings := flag.String("findings", "docs/performance-findings.md", "hand-written analysis appended to the report, if the file exists")
-	reports := flag.String("report", "all", "which reports to write: all (performance, and reliability when <in>/reliability.jsonl exists), performance, reliability, or event (the placement event's section of an existing performance.md)")
+	reports := flag.String("report", "all", "which reports to write: all (performance, and reliability and value when <in>/reliability.jsonl and <in>/value.json exist), performance, reliability, value, or event (the placement event's section of an existing performance.md)")
 	flag.Parse()
 	var err error
 	switch *reports {
 	case "all", "performance":
 		err = run(*in, *out, *machine, *command, *findings)
-	case "reliability":
+	case "reliability", "value":
 	case "event":
 		err = writeEventReport(*in, *out)
 	default:
-		err = fmt.Errorf("-report %q: want all, performance, reliability or event", *reports)
+		err = fmt.Errorf("-report %q: want all, performance, reliability, value or event", *reports)
 	}
 	if err == nil && (*reports == "all" || *reports == "reliability") {
 		rel := filepath.Join(*in, "reliability.jsonl")
@@ -37,6 +37,14 @@ func main() {
 			err = writeReliability(rel, filepath.Join(*in, "plot"), *out, *machine, *command)
 		} else {
 			fmt.Fprintf(os.Stderr, "report: no %s, no reliability report\n", rel)
+		}
+	}
+	if err == nil && (*reports == "all" || *reports == "value") {
+		val := filepath.Join(*in, "value.json")
+		if _, statErr := os.Stat(val); statErr == nil || *reports == "value" {
+			err = writeValue(val, filepath.Join(*in, "plot"), *out, *machine, *command)
+		} else {
+			fmt.Fprintf(os.Stderr, "report: no %s, no value report\n", val)
 		}
 	}
 	if err != nil {

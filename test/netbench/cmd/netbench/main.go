@@ -1,0 +1,68 @@
+// Command netbench is the value benchmark's workload: `netbench server`
+// serves objects and small calls, `netbench client` measures them and
+// prints one line of JSON.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"kns3.dev/kns3/test/netbench"
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "netbench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	if len(args) == 0 {
+		return errors.New("usage: netbench server|client [flags]")
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	fs := flag.NewFlagSet("netbench "+args[0], flag.ExitOnError)
+	switch args[0] {
+	case "server":
+		listen := fs.String("listen", ":8080", "address to serve on")
+		_ = fs.Parse(args[1:])
+		srv := &http.Server{Addr: *listen, Handler: netbench.Handler(), ReadHeaderTimeout: 5 * time.Second}
+		go func() {
+			<-ctx.Done()
+			_ = srv.Close()
+		}()
+		if err := srv.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	case "client":
+		var c netbench.Client
+		fs.StringVar(&c.Server, "server", "", "the server's base URL")
+		fs.IntVar(&c.ObjectBytes, "object-bytes", 256<<10, "size of each object fetched")
+		fs.Float64Var(&c.ObjectsPerSecond, "objects-per-second", 4, "objects fetched per second, one at a time")
+		fs.DurationVar(&c.PingInterval, "ping-interval", 100*time.Millisecond, "how often a small call is made")
+		fs.DurationVar(&c.PingTimeout, "ping-timeout", 5*time.Second, "a small call taking longer fails")
+		fs.DurationVar(&c.Duration, "duration", 30*time.Second, "how long the client runs")
+		node := fs.String("node", os.Getenv("NODE_NAME"), "the node the client runs on, reported")
+		_ = fs.Parse(args[1:])
+		switch {
+		case c.Server == "":
+			return errors.New("client: --server is required")
+		case c.ObjectBytes < 0 || c.ObjectBytes > netbench.MaxObjectBytes:
+			return fmt.Errorf("client: --object-bytes=%d, want 0 to %d", c.ObjectBytes, netbench.MaxObjectBytes)
+		case c.ObjectsPerSecond <= 0 || c.PingInterval <= 0 || c.PingTimeout <= 0 || c.Duration <= 0:
+			return errors.New("client: --objects-per-second, --ping-interval, --ping-timeout and --duration must be positive")
+		}
+		return c.Run(ctx, *node).Print(os.Stdout)
+	}
+	return fmt.Errorf("unknown command %q: want server or client", args[0])
+}
