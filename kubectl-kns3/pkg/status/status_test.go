@@ -83,7 +83,7 @@ func TestBuildAndPrint(t *testing.T) {
 func TestPrintDrift(t *testing.T) {
 	now := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
 	doc := schedstatus.ProfileStatus{Profile: "kns-3-scheduler", Published: now, HeartbeatSeconds: 60,
-		Drift: []schedstatus.DriftedPod{{Namespace: "ns", Name: "web\x1b[2J", Node: "w2", MilliThen: 707, MilliNow: 18, Best: "w3", MilliBest: 590, Since: now.Add(-90 * time.Second)}},
+		Drift:        []schedstatus.DriftedPod{{Namespace: "ns", Name: "web\x1b[2J", Node: "w2", MilliThen: 707, MilliNow: 18, Best: "w3", MilliBest: 590, Since: now.Add(-90 * time.Second)}},
 		DriftOmitted: 4}
 	in := &installclient.Install{Kind: installclient.SecondScheduler, Namespace: "kns-3-system", Profiles: []schedstatus.ProfileStatus{doc}}
 	var b bytes.Buffer

@@ -3,9 +3,9 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
-	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
