@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"slices"
 	"strings"
@@ -89,9 +90,9 @@ type Prober struct {
 	mu      sync.Mutex
 	targets map[string]*target // by address
 	// order is the targets sorted by address: the echoes' round.
-	order   []*target
+	order []*target
+	// pending are the echoes sent and not yet answered, by key.
 	pending map[uint64]pendingEcho
-	seq     uint64
 	// reports delivers report answers to the train being measured.
 	reports chan reportAnswer
 	// echoRate is the echo rate in force, per second, all nodes together.
@@ -120,6 +121,9 @@ type target struct {
 	// node is the name the agent answered a hello with; empty until then.
 	node      string
 	helloSent time.Time
+	// helloID is the last hello's id: only an answer carrying it names
+	// the agent.
+	helloID uint64
 	// echoes are resolved echoes, oldest first, sent within the window.
 	echoes []echo
 	// trains are the last trains' rates, oldest first, at most
@@ -247,10 +251,11 @@ func (p *Prober) hello(context.Context) {
 		if !p.budget.trySpend(now, helloWireBytes) {
 			return
 		}
+		id := rand.Uint64()
 		p.mu.Lock()
-		t.helloSent = now
+		t.helloSent, t.helloID = now, id
 		p.mu.Unlock()
-		p.send(encodeHello(buf, 0, ""), t.addr)
+		p.send(encodeHello(buf, id, ""), t.addr)
 	}
 }
 
@@ -280,16 +285,16 @@ func (p *Prober) read(ctx context.Context) {
 		}
 		switch t {
 		case typeHello:
-			if _, node, err := decodeHello(b); err == nil && node != "" {
+			if id, node, err := decodeHello(b); err == nil && node != "" {
 				p.mu.Lock()
-				if tg := p.targets[from.String()]; tg != nil {
+				if tg := p.targets[from.String()]; tg != nil && tg.helloID == id {
 					tg.node = node
 				}
 				p.mu.Unlock()
 			}
 		case typeEcho:
-			if seq, err := decodeEcho(b); err == nil {
-				p.answered(seq, at, from.String())
+			if key, err := decodeEcho(b); err == nil {
+				p.answered(key, at, from.String())
 			}
 		case typeReport:
 			if id, c, err := decodeReport(b); err == nil {
@@ -302,15 +307,16 @@ func (p *Prober) read(ctx context.Context) {
 	}
 }
 
-// answered resolves echo seq, if it is pending and came from where it went.
-func (p *Prober) answered(seq uint64, at time.Time, from string) {
+// answered resolves the echo of key, if it is pending and the answer came
+// from where it went.
+func (p *Prober) answered(key uint64, at time.Time, from string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	pe, ok := p.pending[seq]
+	pe, ok := p.pending[key]
 	if !ok || pe.t.addr.String() != from {
 		return
 	}
-	delete(p.pending, seq)
+	delete(p.pending, key)
 	pe.t.echoes = append(pe.t.echoes, echo{sent: pe.sent, rtt: at.Sub(pe.sent)})
 	p.stats.echoesAnswered.Add(1)
 }

@@ -202,3 +202,50 @@ func TestBandwidthOfTrains(t *testing.T) {
 		t.Error("a bandwidth without trains")
 	}
 }
+
+// forgingConn answers with another key (or hello id) than the one asked:
+// what a guesser who cannot see the request would send.
+type forgingConn struct {
+	net.PacketConn
+	kind byte
+}
+
+func (c *forgingConn) WriteTo(b []byte, to net.Addr) (int, error) {
+	if t, err := header(b); err == nil && t == c.kind {
+		b = append([]byte{}, b...)
+		b[13]++ // the key's or id's last byte
+	}
+	return c.PacketConn.WriteTo(b, to)
+}
+
+// TestProberIgnoresForgedAnswers checks only an answer carrying the
+// request's unguessable key counts: echoes answered with another key are
+// lost, and a hello answered with another id names no node.
+func TestProberIgnoresForgedAnswers(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	echoes := startAgent(t, ctx, "forged-echoes", func(c net.PacketConn) net.PacketConn { return &forgingConn{c, typeEcho} }, nil)
+	hellos := startAgent(t, ctx, "forged-hellos", func(c net.PacketConn) net.PacketConn { return &forgingConn{c, typeHello} }, nil)
+	honest := startAgent(t, ctx, "honest", nil, nil)
+	p, err := NewProber(Config{Agents: StaticAgents([]string{echoes, hellos, honest}), Window: time.Second, Timeout: 200 * time.Millisecond, EchoesPerNodePerSecond: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go p.Run(ctx)
+	var snap Snapshot
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 10*time.Second, false, func(context.Context) (bool, error) {
+		snap = p.Snapshot()
+		return snap.Nodes["honest"].Echoes > 50 && snap.Nodes["forged-echoes"].Echoes > 50, nil
+	}); err != nil {
+		t.Fatalf("not measured: %+v", snap.Nodes)
+	}
+	if got := *snap.Nodes["forged-echoes"].PacketLoss; got != 1 {
+		t.Errorf("echoes answered with other keys: loss %v, want 1", got)
+	}
+	if got := *snap.Nodes["honest"].PacketLoss; got != 0 {
+		t.Errorf("honest agent: loss %v, want 0", got)
+	}
+	if _, ok := snap.Nodes["forged-hellos"]; ok {
+		t.Error("a hello answered with another id named a node")
+	}
+}

@@ -3,6 +3,7 @@ package probe
 import (
 	"context"
 	"math"
+	"math/rand/v2"
 	"net"
 	"time"
 )
@@ -52,7 +53,7 @@ func (p *Prober) echoes(ctx context.Context) {
 		p.echoRate = EchoRate(p.cfg, named)
 		credit = math.Min(credit+p.echoRate*echoTick.Seconds(), p.echoRate)
 		var batch []*target
-		var seqs []uint64
+		var keys []uint64
 		// A fixed order, so every node has its turn within n/rate.
 		for ; credit >= 1 && named > 0; next++ {
 			t := p.order[next%len(p.order)]
@@ -60,26 +61,36 @@ func (p *Prober) echoes(ctx context.Context) {
 				continue
 			}
 			credit--
-			p.seq++
-			p.pending[p.seq] = pendingEcho{t: t, sent: now}
+			key := p.echoKey()
+			p.pending[key] = pendingEcho{t: t, sent: now}
 			batch = append(batch, t)
-			seqs = append(seqs, p.seq)
+			keys = append(keys, key)
 		}
 		p.mu.Unlock()
 		p.budget.spend(now, float64(len(batch))*echoWireBytes)
 		for i, t := range batch {
-			p.send(encodeEcho(buf, seqs[i]), t.addr)
+			p.send(encodeEcho(buf, keys[i]), t.addr)
 		}
 		p.stats.echoesSent.Add(int64(len(batch)))
+	}
+}
+
+// echoKey is a new echo's key, unguessable so that no one but the agent
+// it went to can answer it, and not pending already. Called with p.mu held.
+func (p *Prober) echoKey() uint64 {
+	for {
+		if k := rand.Uint64(); p.pending[k].t == nil {
+			return k
+		}
 	}
 }
 
 // expire counts echoes pending past the timeout as lost. Called with p.mu
 // held.
 func (p *Prober) expire(now time.Time) {
-	for seq, pe := range p.pending {
+	for key, pe := range p.pending {
 		if now.Sub(pe.sent) > p.cfg.Timeout {
-			delete(p.pending, seq)
+			delete(p.pending, key)
 			pe.t.echoes = append(pe.t.echoes, echo{sent: pe.sent, lost: true})
 		}
 	}
@@ -103,7 +114,6 @@ const trainsPerWindow = 4
 // what the budget leaves after echoes and hellos.
 func (p *Prober) trains(ctx context.Context) {
 	cost := trainWireBytes(p.cfg.TrainPackets)
-	var id uint64
 	for ctx.Err() == nil {
 		now := p.now()
 		p.mu.Lock()
@@ -129,7 +139,8 @@ func (p *Prober) trains(ctx context.Context) {
 			}
 			continue
 		}
-		id++
+		// Unguessable, so nothing but the agent can report on the train.
+		id := rand.Uint64()
 		p.mu.Lock()
 		pick.trainTried = now
 		p.mu.Unlock()

@@ -16,7 +16,9 @@
 //
 // An agent never answers with more bytes than it was sent, so it cannot
 // amplify traffic toward a forged source address, and it remembers a
-// bounded number of trains.
+// bounded number of trains. The prober counts only answers from the
+// address it asked that carry the random key, hello id or train id it
+// sent, so no one who cannot see its requests can make a node look better.
 package probe
 
 import (
@@ -100,12 +102,12 @@ func decodeHello(b []byte) (id uint64, node string, err error) {
 	return binary.BigEndian.Uint64(b[6:]), string(b[16 : 16+n]), nil
 }
 
-// encodeEcho builds an echo request with sequence number seq.
-func encodeEcho(b []byte, seq uint64) []byte {
+// encodeEcho builds an echo request carrying key.
+func encodeEcho(b []byte, key uint64) []byte {
 	b = b[:EchoSize]
 	clear(b)
 	putHeader(b, typeEcho)
-	binary.BigEndian.PutUint64(b[6:], seq)
+	binary.BigEndian.PutUint64(b[6:], key)
 	return b
 }
 
