@@ -12,8 +12,6 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	v1helper "k8s.io/component-helpers/scheduling/corev1"
-	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 
 	output "kns3.dev/kns3/kubectl-kns3/pkg/apis/output/v1alpha1"
@@ -73,7 +71,7 @@ func Build(in Input) *output.Explanation {
 		if reason := customfilter.Rejection(in.Pod, &n); reason != "" {
 			row.Filter, row.FilterReason = output.Reject, reason
 		}
-		row.Other = otherFilters(in.Pod, &n)
+		row.Other = placement.OtherFilters(in.Pod, &n)
 		if milli, ok := scores[n.Name]; ok {
 			score := float64(milli) / placement.MilliScale
 			row.SimulatorScore = &score
@@ -136,23 +134,4 @@ func rankAndNormalize(rows []output.Row, raw map[string]int64, absolute bool) {
 			rows[i].NormalizedScore = &n
 		}
 	}
-}
-
-// otherFilters names what upstream's NodeUnschedulable and TaintToleration
-// filters reject the node for, "" when they pass it.
-func otherFilters(pod *v1.Pod, node *v1.Node) string {
-	if node.Spec.Unschedulable && !tolerates(pod, v1.Taint{Key: v1.TaintNodeUnschedulable, Effect: v1.TaintEffectNoSchedule}) {
-		return "node is unschedulable"
-	}
-	taint, untolerated := v1helper.FindMatchingUntoleratedTaint(klog.Background(), node.Spec.Taints, pod.Spec.Tolerations, func(t *v1.Taint) bool {
-		return t.Effect == v1.TaintEffectNoSchedule || t.Effect == v1.TaintEffectNoExecute
-	}, false)
-	if untolerated {
-		return "untolerated taint " + taint.ToString()
-	}
-	return ""
-}
-
-func tolerates(pod *v1.Pod, taint v1.Taint) bool {
-	return v1helper.TolerationsTolerateTaint(klog.Background(), pod.Spec.Tolerations, &taint, false)
 }

@@ -10,11 +10,10 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	corelisters "k8s.io/client-go/listers/core/v1"
-	v1helper "k8s.io/component-helpers/scheduling/corev1"
-	"k8s.io/klog/v2"
 
 	"kns3.dev/kns3/scheduler/apis/status"
 	"kns3.dev/kns3/scheduler/plugins/customfilter"
+	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
 	"kns3.dev/kns3/scheduler/plugins/customscore/simclient"
 )
 
@@ -160,15 +159,5 @@ func best2(pod *v1.Pod, nodes []*v1.Node, scores map[string]int64) [2]scored {
 // feasible is what explain also checks: KNS-3's filter, cordons and
 // taints. Resources and affinities are not judged: drift is advisory.
 func feasible(pod *v1.Pod, n *v1.Node) bool {
-	if customfilter.Rejection(pod, n) != "" {
-		return false
-	}
-	cordon := v1.Taint{Key: v1.TaintNodeUnschedulable, Effect: v1.TaintEffectNoSchedule}
-	if n.Spec.Unschedulable && !v1helper.TolerationsTolerateTaint(klog.Background(), pod.Spec.Tolerations, &cordon, false) {
-		return false
-	}
-	_, untolerated := v1helper.FindMatchingUntoleratedTaint(klog.Background(), n.Spec.Taints, pod.Spec.Tolerations, func(t *v1.Taint) bool {
-		return t.Effect == v1.TaintEffectNoSchedule || t.Effect == v1.TaintEffectNoExecute
-	}, false)
-	return !untolerated
+	return customfilter.Rejection(pod, n) == "" && placement.OtherFilters(pod, n) == ""
 }
