@@ -228,6 +228,37 @@ func TestNodeModuleFollowsGoMod(t *testing.T) {
 	}
 }
 
+// TestSharedModulesAgree holds the two modules to one version of every
+// module both require. The node image's programs and KNS-3's own builds then
+// compile the same packages with the same flags, so the Go build cache
+// compiles Kubernetes once for both (docs/development.md, CI and caches).
+func TestSharedModulesAgree(t *testing.T) {
+	nested := readFile(t, nodeModule)
+	f, err := modfile.Parse(nodeModule, nested, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shared := 0
+	for _, r := range f.Require {
+		want, err := ModuleVersion(goMod, r.Mod.Path)
+		if err != nil {
+			continue // go.mod does not require it
+		}
+		shared++
+		got, err := ModuleVersion(nested, r.Mod.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Errorf("%s requires %s %s, go.mod %s: the two builds would compile it and everything above it twice",
+				nodeModule, r.Mod.Path, got, want)
+		}
+	}
+	if shared < 100 {
+		t.Errorf("the modules share %d requirements; Kubernetes alone brings more: is %s still the node's module?", shared, nodeModule)
+	}
+}
+
 func TestModuleBazelNamesTheRelease(t *testing.T) {
 	m := regexp.MustCompile(`(?s)\bmodule\((.*?)\)`).FindSubmatch(readFile(t, moduleBazel))
 	if m == nil {
