@@ -73,6 +73,7 @@ func (b *builder) buildPrograms(dir string) (string, error) {
 			return "", fmt.Errorf("building the node's programs: %w", err)
 		}
 	}
+	b.progress("programs: built")
 	return bin, nil
 }
 

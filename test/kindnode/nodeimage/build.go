@@ -7,11 +7,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	"golang.org/x/sync/errgroup"
 
 	"kns3.dev/kns3/build/image/reproducible"
 )
@@ -20,9 +22,12 @@ type builder struct {
 	opts  Options
 	goBin string
 	start time.Time
+	mu    sync.Mutex // progress lines come from two stages at once
 }
 
 func (b *builder) progress(format string, args ...any) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	fmt.Fprintf(b.opts.Progress, "kindnode [%5.1fs] %s\n", time.Since(b.start).Seconds(), fmt.Sprintf(format, args...))
 }
 
@@ -92,17 +97,24 @@ func (b *builder) build(tag string) error {
 	if err := os.MkdirAll(b.opts.CacheDir, 0o755); err != nil {
 		return err
 	}
-	rootfs, err := b.baseRootFS()
-	if err != nil {
-		return err
-	}
 	work, err := os.MkdirTemp(b.opts.CacheDir, "work-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(work)
-	bin, err := b.buildPrograms(work)
-	if err != nil {
+	// debootstrap waits mostly on the apt mirror and the disk, the compiler
+	// on the CPU: side by side, a cold build takes the longer of the two.
+	var rootfs, bin string
+	var g errgroup.Group
+	g.Go(func() (err error) {
+		rootfs, err = b.baseRootFS()
+		return err
+	})
+	g.Go(func() (err error) {
+		bin, err = b.buildPrograms(work)
+		return err
+	})
+	if err := g.Wait(); err != nil {
 		return err
 	}
 	imagesTar, sandbox, err := b.componentImages(work, bin, rootfs)

@@ -51,6 +51,7 @@ func (b *builder) baseRootFS() (string, error) {
 	if err := tarDir(dir, tmp); err != nil {
 		return "", err
 	}
+	b.progress("root file system: ready")
 	return out, os.Rename(tmp, out)
 }
 
