@@ -35,6 +35,7 @@ command -v wrk >/dev/null || need+=(wrk)
 command -v gnuplot >/dev/null || need+=(gnuplot-nox)
 if [ ${#need[@]} -gt 0 ]; then
   echo "bench: installing ${need[*]}"
+  apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${need[@]}" >/dev/null
 fi
 

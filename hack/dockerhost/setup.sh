@@ -18,10 +18,20 @@ need_root() {
   fi
 }
 
+# A new machine's package lists may be empty or old: read them once, before
+# the first install.
+apt_install() {
+  if [[ -z ${apt_updated:-} ]]; then
+    apt-get update -qq
+    apt_updated=1
+  fi
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$@" >/dev/null
+}
+
 if ! command -v dockerd >/dev/null; then
   need_root "dockerd is missing"
   say "installing docker.io"
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q docker.io >/dev/null
+  apt_install docker.io
 fi
 # tool:package; tc, ip and nft shape a kind node's link (test/netshape).
 for pair in debootstrap:debootstrap tar:tar tc:iproute2 nft:nftables nsenter:util-linux; do
@@ -29,7 +39,7 @@ for pair in debootstrap:debootstrap tar:tar tc:iproute2 nft:nftables nsenter:uti
   if ! PATH="$PATH:/usr/sbin:/sbin" command -v "$tool" >/dev/null; then
     need_root "$tool is missing"
     say "installing $pkg"
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$pkg" >/dev/null
+    apt_install "$pkg"
   fi
 done
 
