@@ -67,7 +67,7 @@ func (b *builder) buildPrograms(dir string) (string, error) {
 		if module == "coredns" {
 			out = filepath.Join(bin, "coredns")
 		}
-		b.progress("programs: go build %d from %s (cold: about 20 minutes on 2 cores; cached: about a minute)", len(programs[module]), module)
+		b.progress("programs: go build %d from %s (cold: about 4 minutes on 2 cores; cached: about a minute)", len(programs[module]), module)
 		args := append([]string{"build", "-ldflags", versionFlags(KubernetesVersion), "-o", out}, programs[module]...)
 		if err := run(src, env, b.goBin, args...); err != nil {
 			return "", fmt.Errorf("building the node's programs: %w", err)
