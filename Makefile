@@ -38,8 +38,10 @@ demo-delete:
 # every unit, integration and kind end-to-end test under Bazel, the race
 # detector on the scheduler's plugins and the simulator, and one short run of
 # the benchmarks so they keep working. The race detector's build (its own
-# compile of Kubernetes) runs beside Bazel's tests at the lowest CPU
-# priority, on the cores the kind suite leaves idle; the race tests run after.
+# compile of Kubernetes) runs beside Bazel's tests at nice 19; in a session
+# of its own, under the kernel's autogroup scheduling, it still shares the
+# cores with Bazel about equally (docs/development.md). The race tests run
+# after.
 test: check
 	@mkdir -p _output; \
 	setsid nice -n 19 $(MAKE) --no-print-directory race-build >_output/race-build.log 2>&1 & bg=$$!; \
