@@ -80,8 +80,12 @@ func TestLiveNetwork(t *testing.T) {
 							return false
 						}
 					}
-					return r.Results[c.rigorous].Score == pinned
-				}, 2*liveWindow+30*time.Second)
+					// An unshaped link measures anywhere from about 110 to
+					// 6,000 Mbit/s from one window to the next on this kind
+					// of host: wait for a window above the pin, so that the
+					// placement below says the scheduler follows it.
+					return r.Results[c.rigorous].Score == pinned && r.Results[c.plain].Score > pinned
+				}, 4*liveWindow+30*time.Second)
 				bound := map[string]string{}
 				c.expectPlaced(bound, st.MakePod().Name("before"), c.plain, "measured unshaped, above the pinned "+c.rigorous)
 
@@ -134,10 +138,15 @@ func TestLiveNetwork(t *testing.T) {
 				m = r.Results[c.plain]
 				t.Logf("healed %s: measured %.0f Mbit/s, %.1f%% loss, %.2f ms, score %.3f, in the window to %s, %.1fs after healing",
 					c.plain, deref(m.BandwidthMbps), 100*deref(m.PacketLoss), deref(m.LatencyMs), m.Score, r.Timestamp.Format(time.TimeOnly), time.Since(healed).Seconds())
-				if m.BandwidthMbps == nil || *m.BandwidthMbps < 2*liveShape.RateMbit || deref(m.PacketLoss) > 0.01 || m.Score <= pinned {
-					t.Errorf("%s healed: %v Mbit/s, loss %v, score %.3f; want over %g Mbit/s, under 1%% and a score over the pinned %g",
-						c.plain, deref(m.BandwidthMbps), deref(m.PacketLoss), m.Score, 2*liveShape.RateMbit, pinned)
+				if m.BandwidthMbps == nil || *m.BandwidthMbps < 2*liveShape.RateMbit || deref(m.PacketLoss) > 0.01 {
+					t.Errorf("%s healed: %v Mbit/s, loss %v; want over %g Mbit/s and under 1%%",
+						c.plain, deref(m.BandwidthMbps), deref(m.PacketLoss), 2*liveShape.RateMbit)
 				}
+				// Unshaped again, it measures above the pin within a few windows.
+				c.awaitLive(c.plain+" healed above the pinned "+c.rigorous, func(r api.SimulationResponse) bool {
+					return !r.Timestamp.Add(-time.Duration(r.WindowSeconds)*time.Second-probeTimeout).Before(healed) &&
+						r.Results[c.plain].Score > pinned
+				}, 4*liveWindow)
 				c.expectPlaced(bound, st.MakePod().Name("healed"), c.plain, c.plain+" is healed")
 				// Its node is the best again: no longer listed.
 				c.awaitPublished("the pod before the shaping no longer drifted once healed", func(d schedstatus.ProfileStatus) bool {
