@@ -144,8 +144,7 @@ func TestLiveNetwork(t *testing.T) {
 				}
 				// Unshaped again, it measures above the pin within a few windows.
 				c.awaitLive(c.plain+" healed above the pinned "+c.rigorous, func(r api.SimulationResponse) bool {
-					return !r.Timestamp.Add(-time.Duration(r.WindowSeconds)*time.Second-probeTimeout).Before(healed) &&
-						r.Results[c.plain].Score > pinned
+					return windowAfter(r, healed) && r.Results[c.plain].Score > pinned
 				}, 4*liveWindow)
 				c.expectPlaced(bound, st.MakePod().Name("healed"), c.plain, c.plain+" is healed")
 				// Its node is the best again: no longer listed.
@@ -175,8 +174,14 @@ const probeTimeout = time.Second
 func (c *cluster) awaitWindowAfter(t time.Time) api.SimulationResponse {
 	c.t.Helper()
 	return c.awaitLive("a window after "+t.Format(time.TimeOnly), func(r api.SimulationResponse) bool {
-		return !r.Timestamp.Add(-time.Duration(r.WindowSeconds)*time.Second - probeTimeout).Before(t)
+		return windowAfter(r, t)
 	}, 2*liveWindow)
+}
+
+// windowAfter: the answer's whole window (and the probes' timeout before it)
+// lies after t.
+func windowAfter(r api.SimulationResponse, t time.Time) bool {
+	return !r.Timestamp.Add(-time.Duration(r.WindowSeconds)*time.Second - probeTimeout).Before(t)
 }
 
 // awaitLive polls the simulator until cond holds of its answer, within
