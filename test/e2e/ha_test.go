@@ -180,7 +180,11 @@ func killScheduler(ctx context.Context, pod *v1.Pod) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("pod %s has no scheduler container ID", pod.Name)
 	}
 	at := time.Now()
-	out, err := exec.CommandContext(ctx, "docker", "exec", pod.Spec.NodeName, "crictl", "stop", "--timeout", "0", id).CombinedOutput()
+	// "stop --timeout 0" sends SIGKILL at once; crictl's own deadline for the
+	// call is its connection timeout (2 s by default), which a busy node's
+	// runtime can exceed before it reports the exit.
+	out, err := exec.CommandContext(ctx, "docker", "exec", pod.Spec.NodeName,
+		"crictl", "--timeout", "60s", "stop", "--timeout", "0", id).CombinedOutput()
 	if err != nil {
 		return at, fmt.Errorf("killing the scheduler of %s on %s: %w\n%s", pod.Name, pod.Spec.NodeName, err, out)
 	}
