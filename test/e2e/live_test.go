@@ -68,9 +68,9 @@ func TestLiveNetwork(t *testing.T) {
 		Assess("a shaped worker is measured within two windows, avoided, and taken again once healed",
 			func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 				c := newCluster(t, cfg)
-				// Below an unshaped worker's score (0.45-0.6 here: its trains
-				// measure 450-600 Mbit/s) and above a shaped one's (0.02) by
-				// more than the default drift margin (0.2).
+				// Below an unshaped worker's usual score (0.45-0.6 here: its
+				// trains mostly measure 450-600 Mbit/s) and above a shaped
+				// one's (0.02) by more than the default drift margin (0.2).
 				const pinned = 0.25
 				c.setScenarioDoc(fmt.Sprintf("source: live-e2e\nnodes:\n  %s:\n    score: %g\n", c.rigorous, pinned),
 					servesSource("live+live-e2e"))
