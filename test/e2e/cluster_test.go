@@ -307,6 +307,17 @@ func (c *cluster) awaitPublished(what string, cond func(schedstatus.ProfileStatu
 	return doc
 }
 
+// awaitHeld waits until the kns-3-scheduler profile publishes that it holds
+// the simulation of source. A profile refreshing in the background scores
+// by the simulation it last fetched, which may be older than what the
+// simulator serves now.
+func (c *cluster) awaitHeld(source string) {
+	c.t.Helper()
+	c.awaitPublished("the simulation of "+source, func(d schedstatus.ProfileStatus) bool {
+		return d.Simulator.Simulation != nil && d.Simulator.Simulation.Source == source
+	})
+}
+
 // fallbacks is how many cycles the status counts as scored without the
 // simulator failing or its breaker open.
 func fallbacks(d schedstatus.ProfileStatus) int64 {

@@ -21,7 +21,6 @@ import (
 	"kns3.dev/kns3/installclient"
 	output "kns3.dev/kns3/kubectl-kns3/pkg/apis/output/v1alpha1"
 	kns3cmd "kns3.dev/kns3/kubectl-kns3/pkg/cmd"
-	schedstatus "kns3.dev/kns3/scheduler/apis/status"
 	"kns3.dev/kns3/scheduler/plugins/customfilter"
 	"kns3.dev/kns3/test/conditions"
 	"kns3.dev/kns3/test/pods"
@@ -111,9 +110,7 @@ func TestPlacementExplained(t *testing.T) {
 				}
 				event := c.placementEvent("rigorous")
 				// kubectl kns3 reads the scores as the scheduler published them.
-				c.awaitPublished("the simulation of explain-rigorous", func(d schedstatus.ProfileStatus) bool {
-					return d.Simulator.Simulation != nil && d.Simulator.Simulation.Source == "explain-rigorous"
-				})
+				c.awaitHeld("explain-rigorous")
 				e := c.explainJSON(cfg, "rigorous")
 				if e.Node != c.rigorous || e.PlacementEvent != event || e.Simulation == nil || e.Simulation.Source != "explain-rigorous" {
 					t.Errorf("explanation: node %q, event %q (recorded %q), simulation %+v", e.Node, e.PlacementEvent, event, e.Simulation)

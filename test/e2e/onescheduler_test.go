@@ -108,6 +108,9 @@ func TestOneScheduler(t *testing.T) {
 			func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 				c := newCluster(t, cfg)
 				c.setScenario("one-scheduler", scores(c.disabled, 0.95, c.rigorous, 0.3, c.plain, 0.7), false)
+				// This profile refreshes in the background: until it has fetched
+				// the new scenario, it scores by the one before.
+				c.awaitHeld("one-scheduler")
 				bound := map[string]string{}
 				c.expectPlaced(bound, st.MakePod().Name("kns3-0"), c.plain, "ranked first among the nodes the filter allows")
 				c.boundLogged(bound)
