@@ -15,6 +15,8 @@ set -euo pipefail
 cd "${BUILD_WORKSPACE_DIRECTORY:-$(dirname "$0")/../..}"
 
 # The Makefile's build flags, so the perf binary reuses what go vet compiled.
+# go vet has vetted these packages; go test's own vet (-vet=off below) would
+# work out its analyzers' facts for every dependency again.
 export CGO_ENABLED=0
 
 mode=${1:-full}
@@ -61,7 +63,7 @@ perf_case() {
 
 if [ "$steps" = event ]; then
   echo "bench: the placement event, scheduler_perf at 5000 nodes: on, off, not written ($runs runs)"
-  go test -tags perf -c -o "$out/perf.test" ./test/perf
+  go test -vet=off -tags perf -c -o "$out/perf.test" ./test/perf
   # The order rotates, so no case always runs first or last.
   event_cases=(ProfileOverhead_KNS3NoEvent ProfileOverhead_KNS3 ProfileOverhead_KNS3NoSink)
   for i in $(seq "$runs"); do
@@ -75,13 +77,13 @@ fi
 if [ "$steps" = all ]; then
 echo "bench: 1/5 Go benchmarks of the scoring cycle ($runs runs)"
 benchtime=1s; [ "$mode" = smoke ] && benchtime=1x
-go test -run '^$' -bench . -benchmem -benchtime "$benchtime" -count "$runs" \
+go test -vet=off -run '^$' -bench . -benchmem -benchtime "$benchtime" -count "$runs" \
   ./scheduler/plugins/customscore/... | tee "$out/go-bench.txt" | grep -E '^(Benchmark|ok)'
 
 echo "bench: 2/5 scheduler_perf, label $label ($runs runs)"
 # One go test per test case: each writes its results as soon as it ends.
 cases="ProfileOverhead_Default ProfileOverhead_KNS3 ProfileOverhead_KNS3NoEvent ProfileOverhead_KNS3NoSink HostnameAffinity HostnameAntiAffinity HostnameAndZoneAffinity"
-go test -tags perf -c -o "$out/perf.test" ./test/perf
+go test -vet=off -tags perf -c -o "$out/perf.test" ./test/perf
 for i in $(seq "$runs"); do
   for c in $cases; do perf_case "$i" "$c" "$label"; done
 done
@@ -124,7 +126,7 @@ echo "bench: 4/5 reliability under simulator faults ($runs runs${rel_env[*]:+, $
 for i in $(seq "$runs"); do
   start=$(date +%s)
   env "${rel_env[@]}" KNS3_RELIABILITY_OUT="$abs/reliability.jsonl" \
-    go test -run '^$' -bench BenchmarkReliability -benchtime 1x -timeout 90m ./test/integration/ \
+    go test -vet=off -run '^$' -bench BenchmarkReliability -benchtime 1x -timeout 90m ./test/integration/ \
     >"$out/reliability/run-$i.log" 2>&1 || { grep -E '^(---|\s+reliability_test|Benchmark|FAIL|panic)' "$out/reliability/run-$i.log" | tail -40; exit 1; }
   grep -E '^BenchmarkReliability/' "$out/reliability/run-$i.log" | sed 's/^/bench:   /'
   echo "bench:   run $i: $(( $(date +%s) - start ))s"
