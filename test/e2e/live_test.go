@@ -188,18 +188,28 @@ func windowAfter(r api.SimulationResponse, t time.Time) bool {
 // limit, and returns that answer.
 func (c *cluster) awaitLive(what string, cond func(api.SimulationResponse) bool, limit time.Duration) api.SimulationResponse {
 	c.t.Helper()
+	// The last answer and the last error are kept apart: a port-forward
+	// that times out once must not hide what the simulator last said.
 	var last simulate
 	var lastErr error
 	err := wait.For(func(ctx context.Context) (bool, error) {
-		last, lastErr = c.getSimulate(ctx)
-		return lastErr == nil && last.resp != nil && cond(*last.resp), nil
+		s, err := c.getSimulate(ctx)
+		if err == nil && s.resp == nil {
+			err = fmt.Errorf("HTTP %d", s.status)
+		}
+		if err != nil {
+			lastErr = err
+			return false, nil
+		}
+		last = s
+		return cond(*s.resp), nil
 	}, wait.WithInterval(time.Second), wait.WithTimeout(limit), wait.WithImmediate())
 	if err != nil {
-		detail := fmt.Sprint(lastErr)
+		detail := "none"
 		if last.resp != nil {
 			detail = describeResults(last.resp.Results)
 		}
-		c.t.Fatalf("%s: not within %s; last answer: %s", what, limit, detail)
+		c.t.Fatalf("%s: not within %s; last answer: %s; last error: %v", what, limit, detail, lastErr)
 	}
 	return *last.resp
 }
