@@ -189,10 +189,12 @@ func killScheduler(ctx context.Context, pod *v1.Pod) (time.Time, error) {
 	crictl := func(args ...string) ([]byte, error) {
 		// crictl's own deadline for a call is its connection timeout (2 s
 		// by default), which a busy node's runtime can exceed.
-		args = append([]string{"exec", pod.Spec.NodeName, "crictl", "--timeout", "60s"}, args...)
-		out, err := exec.CommandContext(ctx, "docker", args...).Output()
+		cmd := exec.CommandContext(ctx, "docker", append([]string{"exec", pod.Spec.NodeName, "crictl", "--timeout", "60s"}, args...)...)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
 		if err != nil {
-			return nil, fmt.Errorf("crictl %s on %s: %w", strings.Join(args[5:], " "), pod.Spec.NodeName, err)
+			return nil, fmt.Errorf("crictl %s on %s: %w\n%s", strings.Join(args, " "), pod.Spec.NodeName, err, stderr.String())
 		}
 		return out, nil
 	}
