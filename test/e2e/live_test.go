@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"path/filepath"
 	"slices"
@@ -192,6 +193,7 @@ func (c *cluster) awaitLive(what string, cond func(api.SimulationResponse) bool,
 	// that times out once must not hide what the simulator last said.
 	var last simulate
 	var lastErr error
+	var seen scoreRanges
 	err := wait.For(func(ctx context.Context) (bool, error) {
 		s, err := c.getSimulate(ctx)
 		if err == nil && s.resp == nil {
@@ -202,6 +204,7 @@ func (c *cluster) awaitLive(what string, cond func(api.SimulationResponse) bool,
 			return false, nil
 		}
 		last = s
+		seen.add(*s.resp)
 		return cond(*s.resp), nil
 	}, wait.WithInterval(time.Second), wait.WithTimeout(limit), wait.WithImmediate())
 	if err != nil {
@@ -209,9 +212,43 @@ func (c *cluster) awaitLive(what string, cond func(api.SimulationResponse) bool,
 		if last.resp != nil {
 			detail = describeResults(last.resp.Results)
 		}
-		c.t.Fatalf("%s: not within %s; last answer: %s; last error: %v", what, limit, detail, lastErr)
+		c.t.Fatalf("%s: not within %s; last answer: %s; last error: %v; while waiting: %s", what, limit, detail, lastErr, seen)
 	}
 	return *last.resp
+}
+
+// scoreRanges is the lowest and highest score each node had in the
+// answers of one wait, and how many timestamps they span: a failed wait says
+// whether a node was never measured or never measured well enough.
+type scoreRanges struct {
+	answers, stamps int
+	lastWindow      time.Time
+	low, high       map[string]float64
+}
+
+func (s *scoreRanges) add(r api.SimulationResponse) {
+	if s.low == nil {
+		s.low, s.high = map[string]float64{}, map[string]float64{}
+	}
+	s.answers++
+	if !r.Timestamp.Equal(s.lastWindow) {
+		s.stamps, s.lastWindow = s.stamps+1, r.Timestamp
+	}
+	for name, n := range r.Results {
+		if low, ok := s.low[name]; !ok || n.Score < low {
+			s.low[name] = n.Score
+		}
+		s.high[name] = max(s.high[name], n.Score)
+	}
+}
+
+func (s scoreRanges) String() string {
+	names := slices.Sorted(maps.Keys(s.low))
+	out := fmt.Sprintf("%d answers over %d timestamps", s.answers, s.stamps)
+	for _, name := range names {
+		out += fmt.Sprintf("; %s scored %.3f to %.3f", name, s.low[name], s.high[name])
+	}
+	return out
 }
 
 func describeResults(results map[string]api.NodeResult) string {
