@@ -51,9 +51,14 @@ var barriers int
 // it just serves on the pod's loopback.
 var workloadImage = "kns-3-simulator:" + kns3.Version
 
+// namespaceGone bounds how long a feature's namespace may take to go.
+const namespaceGone = 3 * time.Minute
+
 // inNamespace gives a feature its own namespace: a feature-level Setup
 // creates it and waits for its default ServiceAccount (which pods need),
-// the Teardown deletes it. Assessments find it as cfg.Namespace().
+// the Teardown deletes it and waits until it is gone. Assessments find it
+// as cfg.Namespace().
+
 func inNamespace(f *features.FeatureBuilder, name string) *features.FeatureBuilder {
 	return f.
 		WithSetup("create namespace "+name, func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
@@ -72,7 +77,19 @@ func inNamespace(f *features.FeatureBuilder, name string) *features.FeatureBuild
 			ctx, err := envfuncs.DeleteNamespace(name)(ctx, cfg)
 			if err != nil {
 				t.Error(err)
+				return ctx
 			}
+			// Wait until it is gone: a namespace's pods stop after the
+			// feature ends, and on two cores a hundred containers stopping
+			// starve the next feature's scheduler, probes and simulator.
+			start := time.Now()
+			ns := &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+			if err := wait.For(klientcond.New(cfg.Client().Resources()).ResourceDeleted(ns),
+				wait.WithContext(ctx), wait.WithInterval(time.Second), wait.WithTimeout(namespaceGone), wait.WithImmediate()); err != nil {
+				t.Errorf("namespace %s not gone %s after its deletion: %v", name, namespaceGone, err)
+				return ctx
+			}
+			t.Logf("namespace %s gone %.1fs after its deletion", name, time.Since(start).Seconds())
 			return ctx
 		})
 }

@@ -28,12 +28,15 @@ import (
 
 const (
 	// haBurst is how many pods the failover burst creates, haKillAfter how
-	// many are bound when the leader is killed.
-	haBurst     = 150
-	haKillAfter = 30
-	// haRate is the burst's pods per second: it lasts 15 s, about the
+	// many are bound when the leader is killed. Every bound pod's
+	// containers start on a worker: on two cores, 150 of them starved a
+	// node's container runtime for minutes, so the burst is no bigger than
+	// the failover needs.
+	haBurst     = 80
+	haKillAfter = 15
+	// haRate is the burst's pods per second: it lasts 16 s, about the
 	// lease duration, so the failover happens while it goes on.
-	haRate = 10
+	haRate = 5
 	// leaseDuration is kube-scheduler's default, which deploy/ha keeps: a
 	// standby takes over at most this long after the leader's last renewal.
 	leaseDuration = 15 * time.Second
