@@ -58,7 +58,6 @@ const namespaceGone = 3 * time.Minute
 // creates it and waits for its default ServiceAccount (which pods need),
 // the Teardown deletes it and waits until it is gone. Assessments find it
 // as cfg.Namespace().
-
 func inNamespace(f *features.FeatureBuilder, name string) *features.FeatureBuilder {
 	return f.
 		WithSetup("create namespace "+name, func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {

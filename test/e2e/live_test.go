@@ -218,11 +218,12 @@ func (c *cluster) awaitLive(what string, cond func(api.SimulationResponse) bool,
 }
 
 // scoreRanges is the lowest and highest score each node had in the
-// answers of one wait, and how many timestamps they span: a failed wait says
-// whether a node was never measured or never measured well enough.
+// answers of one wait, and how many timestamps they span: a failed wait
+// says whether a node was never measured (it is not named) or never
+// measured well enough.
 type scoreRanges struct {
 	answers, stamps int
-	lastWindow      time.Time
+	lastStamp       time.Time
 	low, high       map[string]float64
 }
 
@@ -231,8 +232,8 @@ func (s *scoreRanges) add(r api.SimulationResponse) {
 		s.low, s.high = map[string]float64{}, map[string]float64{}
 	}
 	s.answers++
-	if !r.Timestamp.Equal(s.lastWindow) {
-		s.stamps, s.lastWindow = s.stamps+1, r.Timestamp
+	if !r.Timestamp.Equal(s.lastStamp) {
+		s.stamps, s.lastStamp = s.stamps+1, r.Timestamp
 	}
 	for name, n := range r.Results {
 		if low, ok := s.low[name]; !ok || n.Score < low {
