@@ -97,7 +97,7 @@ cache:
 # run under the race detector, every package with tests but the config
 # scheme's. That one loads configurations through kube-scheduler's own option
 # code and starts no goroutine; it alone would compile the rest of the
-# kube-scheduler command with -race (a third more of the race build) and
+# kube-scheduler command with -race (over a third of the old race build) and
 # runs under Bazel. Packages without tests are not compiled here.
 RACE_PKGS = $(shell $(GO) list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}}{{end}}' \
 	./scheduler/... ./simulator/... | grep -vx 'kns3.dev/kns3/scheduler/apis/config/scheme')
