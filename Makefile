@@ -100,7 +100,7 @@ cache:
 # kube-scheduler command with -race (over a third of the old race build) and
 # runs under Bazel. Packages without tests are not compiled here.
 RACE_PKGS = $(shell $(GO) list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}}{{end}}' \
-	./scheduler/... ./simulator/... | grep -vx 'kns3.dev/kns3/scheduler/apis/config/scheme')
+	./scheduler/... ./simulator/... | grep -vxF 'kns3.dev/kns3/scheduler/apis/config/scheme')
 # `make vet` has run every analyzer on these packages; go test's own vet
 # would work out its analyzers' facts again for every dependency, Kubernetes
 # included, in the race build's configuration, so it is off here.
