@@ -50,10 +50,10 @@ demo-delete:
 # again. `make bazel-test` still runs it under Bazel.
 test: check
 	@mkdir -p _output; \
-	setsid nice -n 19 $(MAKE) --no-print-directory race-build integration-build >_output/race-build.log 2>&1 & bg=$$!; \
+	setsid nice -n 19 $(MAKE) --no-print-directory race-build integration-build >_output/beside-bazel.log 2>&1 & bg=$$!; \
 	$(MAKE) --no-print-directory bazel-test BAZEL_TARGETS='$(TEST_BAZEL_TARGETS)'; rc=$$?; \
 	if [ $$rc -ne 0 ]; then kill -- -$$bg 2>/dev/null; exit $$rc; fi; \
-	wait $$bg || { tail -50 _output/race-build.log; exit 1; }
+	wait $$bg || { tail -50 _output/beside-bazel.log; exit 1; }
 	$(MAKE) --no-print-directory race integration bench-smoke
 
 # The benchmarks side by side (docs/performance.md); BENCH_RUNS=3 by default.
