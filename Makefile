@@ -74,7 +74,7 @@ node-image: host-setup
 
 # The kind suite without Bazel.
 e2e: host-setup
-	$(GO) test -tags e2e -count=1 -timeout 60m -v ./test/e2e/...
+	$(GO) test -tags e2e -count=1 -timeout 60m -v ./e2e/...
 
 check: fmt-check vet lint-bazel codegen-verify nested-check
 

@@ -133,7 +133,7 @@ for i in $(seq "$runs"); do
 done
 fi
 
-# The value benchmark (test/e2e TestLiveNetwork): the same clients on a
+# The value benchmark (e2e TestLiveNetwork): the same clients on a
 # kind cluster with shaped links, placed by the default scheduler, by KNS-3
 # with static numbers and with live ones; value.json for docs/value.md.
 # About 8 minutes with the node image built; the smoke mode leaves it to
@@ -142,7 +142,7 @@ if [ "$mode" = full ] && { [ "$steps" = all ] || [ "$steps" = value ]; }; then
   echo "bench: 5/5 the value benchmark on a shaped kind cluster (30 s clients)"
   hack/dockerhost/setup.sh >/dev/null
   start=$(date +%s)
-  go test -vet=off -tags e2e -count=1 -timeout 60m -v -run '^TestLiveNetwork$' ./test/e2e/ \
+  go test -vet=off -tags e2e -count=1 -timeout 60m -v -run '^TestLiveNetwork$' ./e2e/ \
     -kns3.value-duration=30s -kns3.value-out="$abs/value.json" >"$out/value/run.log" 2>&1 \
     || { grep -E '^(---|=== RUN|\s+(live|value)_test|FAIL|panic|e2e)' "$out/value/run.log" | tail -40; exit 1; }
   grep -E 'live_test.go:[0-9]+: (default|KNS-3|live)' "$out/value/run.log" | sed 's/^ *live_test.go:[0-9]*: /bench:   /'

@@ -1,5 +1,5 @@
 // Package value is the value benchmark's result: the kind suite's value
-// benchmark (test/e2e, make bench) writes a Report, and test/perf/report
+// benchmark (e2e, make bench) writes a Report, and test/perf/report
 // turns it into docs/value.md.
 package value
 

@@ -4,7 +4,7 @@
 // labeled workers (deploy/kind/cluster.yaml), the KNS-3 images loaded from
 // archives, deploy/ applied, and pods for the kns-3-scheduler profile.
 //
-//	go test -tags e2e ./e2e/...        # or: bazel test //test/e2e:kind_test
+//	go test -tags e2e ./e2e/...        # or: bazel test //e2e:kind_test
 package e2e
 
 import (
@@ -35,7 +35,7 @@ var (
 
 func init() {
 	in := &kindCluster.Inputs
-	flag.StringVar(&in.Root, "kns3.root", "../..", "repository root (deploy/, test/kindnode/modules)")
+	flag.StringVar(&in.Root, "kns3.root", "..", "repository root (deploy/, test/kindnode/modules)")
 	flag.StringVar(&in.Kind, "kns3.kind", "", "kind command (default: built from go.mod's version)")
 	flag.StringVar(&in.NodeImage, "kns3.node-image", os.Getenv("KNS3_NODE_IMAGE"), "kind node image (default: built by test/kindnode; $KNS3_NODE_IMAGE)")
 	flag.StringVar(&in.SchedulerArchive, "kns3.scheduler-archive", "", "kns-3-scheduler image tarball (default: built)")
