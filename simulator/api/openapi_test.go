@@ -116,6 +116,8 @@ func checkType(t *testing.T, doc document, where string, s schema, ft reflect.Ty
 		}
 	case ft.Kind() == reflect.Float64:
 		expect(t, where, s.Type, "number")
+	case ft.Kind() == reflect.Bool:
+		expect(t, where, s.Type, "boolean")
 	case ft.Kind() == reflect.Int:
 		expect(t, where, s.Type, "integer")
 	case ft.Kind() == reflect.String:

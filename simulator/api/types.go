@@ -29,10 +29,46 @@ type NodeResult struct {
 	// Score is higher for a better network position.
 	Score float64 `json:"score"`
 	// LatencyMs, BandwidthMbps and PacketLoss are the metrics behind the
-	// score, null when unknown.
+	// score, null when unknown. A measured bandwidth that is only a lower
+	// bound (Measured.BandwidthMbps.AtLeast) is served as that bound.
 	LatencyMs     *float64 `json:"latency_ms"`
 	BandwidthMbps *float64 `json:"bandwidth_mbps"`
 	PacketLoss    *float64 `json:"packet_loss"`
+	// Measured, for a node the simulator measured itself, says how sure
+	// each measured metric is and how old it is. A metric a scenario file
+	// sets is not measured, and not in it. Readers that ignore it read the
+	// answer as the contract has it.
+	Measured *Measurements `json:"measured,omitempty"`
+}
+
+// Measurements are a measured node's metrics with their confidence; a
+// metric not measured is absent.
+type Measurements struct {
+	LatencyMs     *Estimate `json:"latency_ms,omitempty"`
+	BandwidthMbps *Estimate `json:"bandwidth_mbps,omitempty"`
+	PacketLoss    *Estimate `json:"packet_loss,omitempty"`
+}
+
+// Estimate is one measured metric: its value, a 95 % interval, how many
+// samples are behind it and when the newest was taken.
+type Estimate struct {
+	// Value is the metric as served in the node's flat field.
+	Value float64 `json:"value"`
+	// Low and High bound the interval. High is absent when Value is only a
+	// lower bound (AtLeast).
+	Low  float64  `json:"low"`
+	High *float64 `json:"high,omitempty"`
+	// AtLeast says the metric is at least Value and could not be resolved
+	// above it: a bandwidth whose probe trains arrived as fast as the
+	// simulator's host sent them.
+	AtLeast bool `json:"at_least,omitempty"`
+	// Samples is how many samples the estimate comes from: echoes for
+	// latency and loss, trains for bandwidth.
+	Samples int `json:"samples"`
+	// MeasuredAt is when the newest sample was taken; AgeSeconds how long
+	// before the answer's timestamp that was.
+	MeasuredAt time.Time `json:"measured_at"`
+	AgeSeconds float64   `json:"age_seconds"`
 }
 
 // HTTPError is FastAPI's error body.
