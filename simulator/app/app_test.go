@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"strings"
@@ -19,12 +19,12 @@ func TestParseFlags(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			o, err := parseFlags(tt.args)
+			o, err := ParseFlags(tt.args)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if o.listen != tt.wantListen || o.reload != tt.wantReload {
-				t.Errorf("listen %q reload %v, want %q %v", o.listen, o.reload, tt.wantListen, tt.wantReload)
+			if o.Listen != tt.wantListen || o.Reload != tt.wantReload {
+				t.Errorf("listen %q reload %v, want %q %v", o.Listen, o.Reload, tt.wantListen, tt.wantReload)
 			}
 		})
 	}
@@ -61,6 +61,8 @@ func TestAgentsOf(t *testing.T) {
 		ok   bool
 	}{
 		{"dns:kns-3-agent.kns-3-system.svc.cluster.local:10271", true},
+		{"dns:kns-3-agent.kns-3-system.svc.cluster.local.:10271", true}, // absolute
+		{"dns:kns-3-agent.kns-3-system.svc:10271", true},                // the cluster's own domain from the search list
 		{"10.0.0.1:10271,10.0.0.2:10271", true},
 		{"dns:kns-3-agent.kns-3-system.svc", false}, // no port
 		{"dns:kns-3-agent:0", false},                // port out of range

@@ -4,38 +4,43 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
+	"net/netip"
 	"time"
 
 	"k8s.io/klog/v2"
 )
 
-const (
-	// maxTrains is how many trains an agent remembers: a report is asked
-	// for right after its train, so a few suffice, and a flood of train ids
-	// cannot grow the agent.
-	maxTrains = 16
-	// minTrainPackets is the fewest arrivals from which a train gives a rate.
-	minTrainPackets = 8
-)
+// minTrainPackets is the fewest arrivals from which a train gives a rate.
+const minTrainPackets = 8
 
 // Agent answers probes for one node.
 type Agent struct {
-	node   string
-	conn   net.PacketConn
-	trains map[uint64]*trainCount
-	// order is the trains' ids, oldest first, to forget the oldest.
-	order []uint64
-	now   func() time.Time
+	node string
+	conn net.PacketConn
+	// port is the agents' port: a datagram from it comes from another
+	// agent, which never sends requests.
+	port   uint16
+	trains trainTable
+	limit  sourceLimits
+	now    func() time.Time
 	// stamped, when set, reads datagrams with the kernel's receive time
-	// (SO_TIMESTAMPNS): a train's arrival rate is then the link's, not
-	// how soon the agent got to run.
+	// (SO_TIMESTAMPNS): a train's arrival rate is then the link's, and an
+	// echo's time in the agent starts when it arrived, not when the agent
+	// got to run.
 	stamped *net.UDPConn
 }
 
 // NewAgent returns an agent answering for node on conn.
 func NewAgent(node string, conn net.PacketConn) *Agent {
-	return &Agent{node: node, conn: conn, trains: map[uint64]*trainCount{}, now: time.Now}
+	a := &Agent{node: node, conn: conn, now: time.Now, limit: newSourceLimits()}
+	if conn != nil {
+		if ua, ok := conn.LocalAddr().(*net.UDPAddr); ok {
+			a.port = uint16(ua.Port)
+		}
+	}
+	return a
 }
 
 // Listen opens addr (UDP) and returns an agent answering there for node.
@@ -69,17 +74,19 @@ func (a *Agent) Serve(ctx context.Context) error {
 	oob := make([]byte, 128)
 	for {
 		var n int
-		var from net.Addr
+		var from netip.AddrPort
 		var err error
 		at := time.Time{}
 		if a.stamped != nil {
 			var oobn int
-			var addr *net.UDPAddr
-			n, oobn, _, addr, err = a.stamped.ReadMsgUDP(buf, oob)
-			from = addr
+			n, oobn, _, from, err = a.stamped.ReadMsgUDPAddrPort(buf, oob)
 			at = receiveTime(oob[:oobn])
 		} else {
-			n, from, err = a.conn.ReadFrom(buf)
+			var addr net.Addr
+			n, addr, err = a.conn.ReadFrom(buf)
+			if ua, ok := addr.(*net.UDPAddr); ok {
+				from = ua.AddrPort()
+			}
 		}
 		if err != nil {
 			if ctx.Err() != nil {
@@ -90,69 +97,68 @@ func (a *Agent) Serve(ctx context.Context) error {
 		if at.IsZero() {
 			at = a.now()
 		}
-		if reply := a.answer(buf[:n], out, at); reply != nil {
-			if _, err := a.conn.WriteTo(reply, from); err != nil {
-				logger.V(4).Info("Answering a probe failed", "to", from, "err", err)
-			}
+		reply := a.answer(buf[:n], out, from, at)
+		if reply == nil {
+			continue
+		}
+		if reply[4] == typeEcho|answerBit {
+			stampEchoSent(reply, a.now())
+		}
+		if a.stamped != nil {
+			_, err = a.stamped.WriteToUDPAddrPort(reply, from)
+		} else {
+			_, err = a.conn.WriteTo(reply, net.UDPAddrFromAddrPort(from))
+		}
+		if err != nil {
+			logger.V(4).Info("Answering a probe failed", "to", from, "err", err)
 		}
 	}
 }
 
-// answer handles one datagram, received at, and returns the answer, nil
-// for none. An answer is never longer than the datagram.
-func (a *Agent) answer(b, out []byte, at time.Time) []byte {
+// answer handles one datagram from from, received at, and returns the
+// answer, nil for none. An answer is never longer than the datagram, and
+// nothing that is not a well-formed request from a prober is answered.
+func (a *Agent) answer(b, out []byte, from netip.AddrPort, at time.Time) []byte {
 	t, err := header(b)
-	if err != nil {
+	if err != nil || t&answerBit != 0 {
+		return nil
+	}
+	// Probers send from ephemeral ports; another agent never sends a
+	// request.
+	if from.Port() < 1024 || (a.port != 0 && from.Port() == a.port) {
+		return nil
+	}
+	if t == typeTrain {
+		if id, err := decodeTrain(b); err == nil {
+			a.trains.count(from, id, len(b), at)
+		}
+		return nil
+	}
+	if !a.limit.allow(from.Addr(), at) {
 		return nil
 	}
 	switch t {
 	case typeHello:
-		id, _, err := decodeHello(b)
-		if err != nil {
+		id, node, err := decodeHello(b)
+		if err != nil || node != "" || id == 0 {
 			return nil
 		}
 		return encodeHello(out, id, a.node)
 	case typeEcho:
-		if len(b) < EchoSize {
+		key, stamps, err := decodeEcho(b)
+		if err != nil || !stamps.Received.IsZero() || !stamps.Sent.IsZero() {
 			return nil
 		}
-		return append(out[:0], b[:EchoSize]...)
-	case typeTrain:
-		id, err := decodeTrain(b)
-		if err != nil {
-			return nil
-		}
-		a.count(id, len(b), at)
-		return nil
+		return encodeEchoAnswer(out, key, at)
 	case typeReport:
-		id, _, err := decodeReport(b)
-		if err != nil {
+		id, c, err := decodeReport(b)
+		if err != nil || !c.empty() {
 			return nil
 		}
-		c := a.trains[id]
-		if c == nil {
-			c = &trainCount{}
-		}
-		return encodeReport(out, id, c)
+		got := a.trains.get(from, id)
+		return encodeReport(out, id, &got)
 	}
 	return nil
-}
-
-// count records one packet of train id, received at now.
-func (a *Agent) count(id uint64, size int, now time.Time) {
-	c := a.trains[id]
-	if c == nil {
-		if len(a.order) == maxTrains {
-			delete(a.trains, a.order[0])
-			a.order = a.order[1:]
-		}
-		c = &trainCount{First: now}
-		a.trains[id] = c
-		a.order = append(a.order, id)
-	}
-	c.Packets++
-	c.Bytes += uint64(size)
-	c.Last = now
 }
 
 // Check sends a hello to the agent at addr and returns the node it answers
@@ -166,7 +172,7 @@ func Check(addr string, timeout time.Duration) (string, error) {
 	if err := conn.SetDeadline(time.Now().Add(timeout)); err != nil {
 		return "", err
 	}
-	const id = 1
+	id := helloID()
 	if _, err := conn.Write(encodeHello(make([]byte, HelloSize), id, "")); err != nil {
 		return "", err
 	}
@@ -176,10 +182,19 @@ func Check(addr string, timeout time.Duration) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("no answer from the agent at %s: %w", addr, err)
 		}
-		if t, err := header(buf[:n]); err == nil && t == typeHello {
+		if t, err := header(buf[:n]); err == nil && t == typeHello|answerBit {
 			if got, node, err := decodeHello(buf[:n]); err == nil && got == id && node != "" {
 				return node, nil
 			}
+		}
+	}
+}
+
+// helloID is a new hello's id: random, and never 0, the id of no hello.
+func helloID() uint64 {
+	for {
+		if id := rand.Uint64(); id != 0 {
+			return id
 		}
 	}
 }

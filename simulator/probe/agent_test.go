@@ -4,59 +4,100 @@ import (
 	"bytes"
 	"context"
 	"net"
+	"net/netip"
 	"testing"
 	"time"
 )
 
-// TestAgentNeverAmplifies checks every answer is at most as long as what
-// it answers, whatever arrives: an agent must not multiply traffic toward
-// a forged source address.
-func TestAgentNeverAmplifies(t *testing.T) {
+// prober is where the tests' requests come from: an ephemeral port.
+var prober = netip.MustParseAddrPort("10.0.0.9:40000")
+
+// TestAgentAnswers checks what an agent answers, whatever arrives: every
+// answer is at most as long as its request, so an agent cannot multiply
+// traffic toward a forged source address; and nothing but a well-formed
+// request from a prober's port is answered.
+func TestAgentAnswers(t *testing.T) {
 	a := NewAgent("worker-with-a-long-name.example", nil)
+	a.port = 10271
 	buf := make([]byte, 2048)
 	hello := encodeHello(make([]byte, HelloSize), 7, "")
 	echo := encodeEcho(make([]byte, EchoSize), 9)
 	report := encodeReport(make([]byte, ReportSize), 3, nil)
 	train := encodeTrain(make([]byte, TrainPacketSize), 3, 0)
+	with := func(b []byte, at int, v byte) []byte {
+		b = append([]byte{}, b...)
+		b[at] = v
+		return b
+	}
 	for _, tc := range []struct {
-		name      string
-		in        []byte
-		answered  bool
-		wantBytes []byte
+		name     string
+		in       []byte
+		from     netip.AddrPort
+		answered bool
 	}{
-		{"hello", hello, true, nil},
-		{"hello cut short", hello[:HelloSize-1], false, nil},
-		{"echo", echo, true, echo},
-		{"echo cut short", echo[:EchoSize-1], false, nil},
-		{"echo padded", append(append([]byte{}, echo...), make([]byte, 500)...), true, echo},
-		{"train packet", train, false, nil},
-		{"report", report, true, nil},
-		{"report cut short", report[:ReportSize-1], false, nil},
-		{"not a probe", bytes.Repeat([]byte{'x'}, 100), false, nil},
-		{"empty", nil, false, nil},
-		{"other version", append([]byte("KNS3\x02\x09"), make([]byte, 100)...), false, nil},
+		{"hello", hello, prober, true},
+		{"hello cut short", hello[:HelloSize-1], prober, false},
+		{"hello with id 0", encodeHello(make([]byte, HelloSize), 0, ""), prober, false},
+		{"hello request carrying a name", with(with(hello, 15, 1), 16, 'x'), prober, false},
+		{"echo", echo, prober, true},
+		{"echo cut short", echo[:EchoSize-1], prober, false},
+		{"echo padded", append(append([]byte{}, echo...), make([]byte, 500)...), prober, true},
+		{"echo request carrying a time", with(echo, echoReceivedAt+7, 1), prober, false},
+		{"train packet", train, prober, false},
+		{"report", report, prober, true},
+		{"report cut short", report[:ReportSize-1], prober, false},
+		{"report request carrying counts", with(report, 17, 1), prober, false},
+		{"not a probe", bytes.Repeat([]byte{'x'}, 100), prober, false},
+		{"empty", nil, prober, false},
+		{"version 1", with(echo, 5, 1), prober, false},
+		{"from the agents' port", echo, netip.MustParseAddrPort("10.0.0.9:10271"), false},
+		{"from a privileged port", echo, netip.MustParseAddrPort("10.0.0.9:53"), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out := a.answer(tc.in, buf, time.Now())
+			out := a.answer(tc.in, buf, tc.from, time.Now())
 			if (out != nil) != tc.answered {
 				t.Fatalf("answered %v, want %v", out != nil, tc.answered)
 			}
 			if len(out) > len(tc.in) {
 				t.Errorf("answer of %d bytes to %d", len(out), len(tc.in))
 			}
-			if tc.wantBytes != nil && !bytes.Equal(out, tc.wantBytes) {
-				t.Errorf("answer %x, want %x", out, tc.wantBytes)
-			}
 		})
 	}
-	id, node, err := decodeHello(a.answer(hello, buf, time.Now()))
+	id, node, err := decodeHello(a.answer(hello, buf, prober, time.Now()))
 	if err != nil || id != 7 || node != "worker-with-a-long-name.example" {
 		t.Errorf("hello answer: id %d node %q err %v, want 7 and the agent's node", id, node, err)
+	}
+	received := time.Unix(1000, 5)
+	key, stamps, err := decodeEcho(a.answer(echo, buf, prober, received))
+	if err != nil || key != 9 || !stamps.Received.Equal(received) {
+		t.Errorf("echo answer: key %d, received %s, err %v; want 9 and %s", key, stamps.Received, err, received)
+	}
+}
+
+// TestAgentNeverAnswersAnAnswer feeds each of an agent's answers back to
+// an agent: none is answered, so two agents can never answer each other.
+func TestAgentNeverAnswersAnAnswer(t *testing.T) {
+	a := NewAgent("n", nil)
+	buf, again := make([]byte, 2048), make([]byte, 2048)
+	a.answer(encodeTrain(make([]byte, TrainPacketSize), 3, 0), buf, prober, time.Now())
+	for _, req := range [][]byte{
+		encodeHello(make([]byte, HelloSize), 7, ""),
+		encodeEcho(make([]byte, EchoSize), 9),
+		encodeReport(make([]byte, ReportSize), 3, nil),
+		encodeReport(make([]byte, ReportSize), 4, nil),
+	} {
+		ans := a.answer(req, buf, prober, time.Now())
+		if ans == nil {
+			t.Fatalf("request %x not answered", req[:6])
+		}
+		if back := a.answer(ans, again, prober, time.Now()); back != nil {
+			t.Errorf("the answer %x was answered with %x", ans[:6], back[:6])
+		}
 	}
 }
 
 // TestAgentCountsTrains checks a report says what arrived of its train
-// only, and that the agent forgets the oldest trains past maxTrains.
+// only, to the sender of the train only.
 func TestAgentCountsTrains(t *testing.T) {
 	a := NewAgent("n", nil)
 	t0 := time.Unix(1000, 0)
@@ -64,27 +105,64 @@ func TestAgentCountsTrains(t *testing.T) {
 	buf := make([]byte, 2048)
 	pkt := make([]byte, TrainPacketSize)
 	for i := range 5 {
-		a.answer(encodeTrain(pkt, 1, uint32(i)), buf, at(i))
-		a.answer(encodeTrain(pkt, 2, uint32(i)), buf, at(i))
+		a.answer(encodeTrain(pkt, 1, uint32(i)), buf, prober, at(i))
+		a.answer(encodeTrain(pkt, 2, uint32(i)), buf, prober, at(i))
 	}
-	a.answer(encodeTrain(pkt, 2, 5), buf, at(9))
+	a.answer(encodeTrain(pkt, 2, 5), buf, prober, at(9))
+	report := func(from netip.AddrPort, id uint64) trainCount {
+		t.Helper()
+		got, c, err := decodeReport(a.answer(encodeReport(make([]byte, ReportSize), id, nil), buf, from, time.Now()))
+		if err != nil || got != id {
+			t.Fatalf("report of train %d: id %d, err %v", id, got, err)
+		}
+		return c
+	}
 	for _, tc := range []struct {
 		id      uint64
 		packets uint32
 	}{{1, 5}, {2, 6}, {3, 0}} {
-		id, c, err := decodeReport(a.answer(encodeReport(make([]byte, ReportSize), tc.id, nil), buf, time.Now()))
-		if err != nil || id != tc.id || c.Packets != tc.packets || c.Bytes != uint64(tc.packets)*TrainPacketSize {
-			t.Errorf("report of train %d: id %d, %d packets, %d bytes, err %v; want %d packets", tc.id, id, c.Packets, c.Bytes, err, tc.packets)
+		c := report(prober, tc.id)
+		if c.Packets != tc.packets || c.Bytes != uint64(tc.packets)*TrainPacketSize {
+			t.Errorf("report of train %d: %d packets, %d bytes; want %d packets", tc.id, c.Packets, c.Bytes, tc.packets)
 		}
 		if tc.id == 2 && (!c.First.Equal(at(0)) || !c.Last.Equal(at(9))) {
 			t.Errorf("train 2 from %s to %s, want its first and last arrivals, %s and %s", c.First, c.Last, at(0), at(9))
 		}
 	}
-	for id := uint64(10); id < 10+maxTrains; id++ {
-		a.answer(encodeTrain(pkt, id, 0), buf, time.Now())
+	other := netip.MustParseAddrPort("10.0.0.10:40000")
+	if c := report(other, 2); c.Packets != 0 {
+		t.Errorf("another address asked for train 2's report and got %d packets, want none", c.Packets)
 	}
-	if len(a.trains) != maxTrains || a.trains[1] != nil || a.trains[2] != nil {
-		t.Errorf("after %d more trains the agent holds %d, train 1 %v, train 2 %v; want %d and neither", maxTrains, len(a.trains), a.trains[1], a.trains[2], maxTrains)
+}
+
+// TestAgentTrainTableIsBounded checks who can evict a train: a sender's
+// new trains evict only its own oldest, and a crowd of senders evicts the
+// one heard from longest ago, within fixed bounds.
+func TestAgentTrainTableIsBounded(t *testing.T) {
+	a := NewAgent("n", nil)
+	buf := make([]byte, 2048)
+	pkt := make([]byte, TrainPacketSize)
+	now := time.Unix(1000, 0)
+	a.answer(encodeTrain(pkt, 1, 0), buf, prober, now)
+	other := netip.MustParseAddrPort("10.0.0.10:40000")
+	for id := range uint64(1000) {
+		a.answer(encodeTrain(pkt, 100+id, 0), buf, other, now.Add(time.Millisecond))
+	}
+	if c := a.trains.get(prober, 1); c.Packets != 1 {
+		t.Errorf("after another sender's 1,000 trains, the prober's train holds %d packets, want 1", c.Packets)
+	}
+	for id := range uint64(maxTrainsPerSource) {
+		a.answer(encodeTrain(pkt, 10+id, 0), buf, prober, now.Add(2*time.Millisecond))
+	}
+	if c := a.trains.get(prober, 1); c.Packets != 0 {
+		t.Errorf("after %d newer trains of its own sender, train 1 is still held", maxTrainsPerSource)
+	}
+	for i := range 3 * maxTrainSources {
+		from := netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 1, byte(i), 1}), 40000)
+		a.answer(encodeTrain(pkt, 5, 0), buf, from, now.Add(time.Duration(3+i)*time.Millisecond))
+	}
+	if n := len(a.trains.sources); n != maxTrainSources {
+		t.Errorf("%d senders' trains held, want the bound %d", n, maxTrainSources)
 	}
 }
 

@@ -4,14 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
+	"math"
 	"net"
+	"net/netip"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/klog/v2"
 )
@@ -19,7 +21,8 @@ import (
 // Config says how the prober finds agents and what it may spend.
 type Config struct {
 	// Agents returns the agents' addresses (host:port) now; it is called
-	// once per window, so agents come and go with their DaemonSet.
+	// once per window, and soon after an agent falls silent, so agents
+	// come and go with their DaemonSet.
 	Agents func(context.Context) ([]string, error)
 	// Window is how far back latency and loss are summarised, and how
 	// often at least every node's latency and loss are refreshed.
@@ -35,6 +38,11 @@ type Config struct {
 	Timeout time.Duration
 	// TrainPackets is how many packets a bandwidth train has.
 	TrainPackets int
+	// BandwidthMaxAge is how long a node's bandwidth sample stays its
+	// bandwidth; older, the bandwidth is unknown. It is stretched at run
+	// time to twice the time the budget needs to send every node a train,
+	// so that a large cluster's nodes are not unknown by construction.
+	BandwidthMaxAge time.Duration
 }
 
 // Defaults fills the zero fields of c.
@@ -54,10 +62,20 @@ func (c *Config) Defaults() {
 	if c.TrainPackets == 0 {
 		c.TrainPackets = 80
 	}
+	if c.BandwidthMaxAge == 0 {
+		c.BandwidthMaxAge = DefaultBandwidthMaxAgeWindows * c.Window
+	}
 }
 
 // DefaultBudgetBytesPerSecond is 1 % of a 1 Gbit/s link.
 const DefaultBudgetBytesPerSecond = 1e9 / 8 / 100
+
+// DefaultBandwidthMaxAgeWindows is how many windows a bandwidth sample
+// stays fresh by default.
+const DefaultBandwidthMaxAgeWindows = 4
+
+// finite says v is a number, not NaN or an infinity.
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
 // Validate says what is wrong with c, naming the field.
 func (c Config) Validate() error {
@@ -68,33 +86,46 @@ func (c Config) Validate() error {
 		return fmt.Errorf("window: %s, want at least 1s", c.Window)
 	case c.Timeout <= 0 || c.Timeout >= c.Window:
 		return fmt.Errorf("timeout: %s, want more than 0 and less than the window (%s)", c.Timeout, c.Window)
-	case c.BudgetBytesPerSecond < 1000:
-		return fmt.Errorf("budget: %.0f bytes/s, want at least 1000", c.BudgetBytesPerSecond)
-	case c.EchoesPerNodePerSecond <= 0 || c.EchoesPerNodePerSecond > 1000:
+	case !finite(c.BudgetBytesPerSecond) || c.BudgetBytesPerSecond < 1000:
+		return fmt.Errorf("budget: %g bytes/s, want a number of at least 1000", c.BudgetBytesPerSecond)
+	case !finite(c.EchoesPerNodePerSecond) || c.EchoesPerNodePerSecond <= 0 || c.EchoesPerNodePerSecond > 1000:
 		return fmt.Errorf("echoes per node per second: %g, want more than 0 and at most 1000", c.EchoesPerNodePerSecond)
 	case c.TrainPackets < minTrainPackets || c.TrainPackets > 1000:
 		return fmt.Errorf("train packets: %d, want %d to 1000", c.TrainPackets, minTrainPackets)
+	case c.BandwidthMaxAge < c.Window:
+		return fmt.Errorf("bandwidth max age: %s, want at least the window (%s)", c.BandwidthMaxAge, c.Window)
 	}
 	return nil
 }
 
-// helloTick is how often agents not yet named are asked.
+// helloTick is how often agents are asked for their node: once a second
+// while unnamed, once a window after, so a name is checked again.
 const helloTick = 100 * time.Millisecond
 
 // Prober probes every agent it finds and summarises what it measured.
 type Prober struct {
 	cfg  Config
-	conn net.PacketConn
+	conn *net.UDPConn
 	now  func() time.Time
+	// stamped says conn's datagrams carry the kernel's receive time.
+	stamped bool
 
 	mu      sync.Mutex
-	targets map[string]*target // by address
+	targets map[netip.AddrPort]*target
 	// order is the targets sorted by address: the echoes' round.
 	order []*target
 	// pending are the echoes sent and not yet answered, by key.
 	pending map[uint64]pendingEcho
-	// reports delivers report answers to the train being measured.
-	reports chan reportAnswer
+	// inflight is the train being measured: only its target's reports on
+	// it reach reports.
+	inflight struct {
+		addr netip.AddrPort
+		id   uint64
+	}
+	reports chan trainCount
+	// rediscover asks for the agents again before the window is out: a
+	// target fell silent, so its agent may have moved.
+	rediscover chan struct{}
 	// echoRate is the echo rate in force, per second, all nodes together.
 	echoRate float64
 	budget   *bucket
@@ -108,39 +139,34 @@ type Prober struct {
 type pendingEcho struct {
 	t    *target
 	sent time.Time
-}
-
-type reportAnswer struct {
-	id uint64
-	c  trainCount
+	// toSilent says the agent was silent when the echo went.
+	toSilent bool
 }
 
 // target is one agent.
 type target struct {
-	addr *net.UDPAddr
+	addr netip.AddrPort
 	// node is the name the agent answered a hello with; empty until then.
 	node      string
 	helloSent time.Time
-	// helloID is the last hello's id: only an answer carrying it names
-	// the agent.
+	// helloID is the id of the hello awaiting an answer, 0 for none: only
+	// an answer carrying it names the agent, once.
 	helloID uint64
 	// echoes are resolved echoes, oldest first, sent within the window.
 	echoes []echo
-	// trains are the last trains' rates, oldest first, at most
+	// lastAnswer is when an echo was last answered; lostRun how many
+	// echoes in a row were lost since. silent is set once the run is long
+	// enough to say the agent is gone rather than the link lossy: its
+	// echoes are then not counted at all.
+	lastAnswer time.Time
+	lostRun    int
+	silent     bool
+	// trains are the last trains' samples, oldest first, at most
 	// maxTrainSamples.
 	trains []trainSample
 	// trainTried is when a train was last sent, measured or not.
 	trainTried time.Time
 }
-
-type trainSample struct {
-	at   time.Time
-	mbps float64
-}
-
-// maxTrainSamples bounds the train rates kept per agent: a window holds
-// at most trainsPerWindow.
-const maxTrainSamples = trainsPerWindow
 
 type echo struct {
 	sent time.Time
@@ -152,6 +178,7 @@ type echo struct {
 type counters struct {
 	echoesSent, echoesAnswered, trains atomic.Int64
 	bytesSent, bytesReceived           atomic.Int64
+	refused                            atomic.Int64
 }
 
 // NewProber returns a prober with cfg's defaults filled in, sending from
@@ -161,15 +188,15 @@ func NewProber(cfg Config) (*Prober, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("probing: %w", err)
 	}
-	conn, err := net.ListenPacket("udp", ":0")
+	conn, err := net.ListenUDP("udp", nil)
 	if err != nil {
 		return nil, fmt.Errorf("probing: %w", err)
 	}
 	return &Prober{
-		cfg: cfg, conn: conn, now: time.Now,
+		cfg: cfg, conn: conn, now: time.Now, stamped: enableTimestamps(conn) == nil,
 		budget:  newBucket(cfg.BudgetBytesPerSecond, trainWireBytes(cfg.TrainPackets), time.Now()),
-		targets: map[string]*target{}, pending: map[uint64]pendingEcho{},
-		reports: make(chan reportAnswer, 16),
+		targets: map[netip.AddrPort]*target{}, pending: map[uint64]pendingEcho{},
+		reports: make(chan trainCount, 4), rediscover: make(chan struct{}, 1),
 	}, nil
 }
 
@@ -180,11 +207,35 @@ func (p *Prober) Run(ctx context.Context) {
 		p.conn.Close()
 	}()
 	go p.read(ctx)
-	go wait.UntilWithContext(ctx, p.discover, p.cfg.Window)
+	go p.discoverLoop(ctx)
 	go wait.UntilWithContext(ctx, p.hello, helloTick)
 	go wait.UntilWithContext(ctx, func(context.Context) { p.summarise() }, time.Second)
 	go p.trains(ctx)
 	p.echoes(ctx)
+}
+
+// minRediscovery is the least time between two discoveries.
+const minRediscovery = time.Second
+
+// discoverLoop finds the agents once a window, and again soon after a
+// target falls silent.
+func (p *Prober) discoverLoop(ctx context.Context) {
+	tick := time.NewTicker(p.cfg.Window)
+	defer tick.Stop()
+	for {
+		p.discover(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(minRediscovery):
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		case <-p.rediscover:
+		}
+	}
 }
 
 // discover replaces the targets by the agents found now, keeping what was
@@ -196,27 +247,32 @@ func (p *Prober) discover(ctx context.Context) {
 		logger.Error(err, "Finding the probe agents failed; probing the ones found before")
 		return
 	}
-	found := map[string]*net.UDPAddr{}
+	found := map[netip.AddrPort]bool{}
 	for _, a := range addrs {
-		ua, err := net.ResolveUDPAddr("udp", a)
+		ap, err := netip.ParseAddrPort(a)
 		if err != nil {
 			logger.Error(err, "Skipping a probe agent's address", "address", a)
 			continue
 		}
-		found[ua.String()] = ua
+		found[netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())] = true
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	added, removed := 0, 0
-	for k, ua := range found {
-		if _, ok := p.targets[k]; !ok {
-			p.targets[k] = &target{addr: ua}
+	for ap := range found {
+		if _, ok := p.targets[ap]; !ok {
+			p.targets[ap] = &target{addr: ap}
 			added++
 		}
 	}
-	for k := range p.targets {
-		if _, ok := found[k]; !ok {
-			delete(p.targets, k)
+	for ap, t := range p.targets {
+		if !found[ap] {
+			delete(p.targets, ap)
+			for key, pe := range p.pending {
+				if pe.t == t {
+					delete(p.pending, key)
+				}
+			}
 			removed++
 		}
 	}
@@ -224,7 +280,7 @@ func (p *Prober) discover(ctx context.Context) {
 	for _, t := range p.targets {
 		p.order = append(p.order, t)
 	}
-	slices.SortFunc(p.order, func(a, b *target) int { return strings.Compare(a.addr.String(), b.addr.String()) })
+	slices.SortFunc(p.order, func(a, b *target) int { return a.addr.Compare(b.addr) })
 	if added+removed > 0 {
 		logger.Info("Probe agents changed", "agents", len(p.targets), "added", added, "removed", removed)
 	}
@@ -233,25 +289,29 @@ func (p *Prober) discover(ctx context.Context) {
 // helloWireBytes is what one hello costs on the wire, request and answer.
 const helloWireBytes = 2 * (HelloSize + wireOverhead)
 
-// hello asks the agents not yet named for their node, as far as the budget
-// allows.
+// hello asks the agents for their node, as far as the budget allows:
+// once a second those not yet named, once a window the others, so a name
+// that changed is seen within a window.
 func (p *Prober) hello(context.Context) {
 	now := p.now()
 	p.mu.Lock()
-	var unnamed []*target
+	var due []*target
 	for _, t := range p.order {
-		// Once a second each, while unanswered.
-		if t.node == "" && now.Sub(t.helloSent) >= time.Second {
-			unnamed = append(unnamed, t)
+		every := time.Second
+		if t.node != "" {
+			every = p.cfg.Window
+		}
+		if now.Sub(t.helloSent) >= every {
+			due = append(due, t)
 		}
 	}
 	p.mu.Unlock()
 	buf := make([]byte, HelloSize)
-	for _, t := range unnamed {
+	for _, t := range due {
 		if !p.budget.trySpend(now, helloWireBytes) {
 			return
 		}
-		id := rand.Uint64()
+		id := helloID()
 		p.mu.Lock()
 		t.helloSent, t.helloID = now, id
 		p.mu.Unlock()
@@ -259,64 +319,123 @@ func (p *Prober) hello(context.Context) {
 	}
 }
 
-func (p *Prober) send(b []byte, to *net.UDPAddr) {
-	if _, err := p.conn.WriteTo(b, to); err == nil {
+func (p *Prober) send(b []byte, to netip.AddrPort) {
+	if _, err := p.conn.WriteToUDPAddrPort(b, to); err == nil {
 		p.stats.bytesSent.Add(int64(len(b) + wireOverhead))
 	}
 }
 
-// read dispatches the agents' answers.
+// read dispatches the agents' answers, and refuses everything else.
 func (p *Prober) read(ctx context.Context) {
+	logger := klog.FromContext(ctx)
 	buf := make([]byte, 2048)
+	oob := make([]byte, 128)
 	for {
-		n, from, err := p.conn.ReadFrom(buf)
+		n, oobn, _, from, err := p.conn.ReadMsgUDPAddrPort(buf, oob)
 		if err != nil {
-			if ctx.Err() == nil {
-				klog.FromContext(ctx).Error(err, "Reading probe answers failed")
+			if ctx.Err() == nil && !errors.Is(err, net.ErrClosed) {
+				logger.Error(err, "Reading probe answers failed")
 			}
 			return
 		}
-		at := p.now()
-		p.stats.bytesReceived.Add(int64(n + wireOverhead))
-		b := buf[:n]
-		t, err := header(b)
-		if err != nil {
-			continue
+		at := time.Time{}
+		if p.stamped {
+			at = receiveTime(oob[:oobn])
 		}
-		switch t {
-		case typeHello:
-			if id, node, err := decodeHello(b); err == nil && node != "" {
-				p.mu.Lock()
-				if tg := p.targets[from.String()]; tg != nil && tg.helloID == id {
-					tg.node = node
-				}
-				p.mu.Unlock()
-			}
-		case typeEcho:
-			if key, err := decodeEcho(b); err == nil {
-				p.answered(key, at, from.String())
-			}
-		case typeReport:
-			if id, c, err := decodeReport(b); err == nil {
-				select {
-				case p.reports <- reportAnswer{id: id, c: c}:
-				default:
-				}
-			}
+		if at.IsZero() {
+			at = p.now()
+		}
+		from = netip.AddrPortFrom(from.Addr().Unmap(), from.Port())
+		p.stats.bytesReceived.Add(int64(n + wireOverhead))
+		if !p.dispatch(logger, buf[:n], from, at) {
+			p.stats.refused.Add(1)
 		}
 	}
 }
 
+// dispatch handles one datagram from from, received at, and says whether
+// it was an answer the prober asked for.
+func (p *Prober) dispatch(logger klog.Logger, b []byte, from netip.AddrPort, at time.Time) bool {
+	t, err := header(b)
+	if err != nil || t&answerBit == 0 {
+		return false
+	}
+	switch t &^ answerBit {
+	case typeHello:
+		id, node, err := decodeHello(b)
+		if err != nil || id == 0 {
+			return false
+		}
+		return p.named(logger, from, id, node)
+	case typeEcho:
+		key, stamps, err := decodeEcho(b)
+		if err != nil {
+			return false
+		}
+		return p.answered(key, at, from, stamps)
+	case typeReport:
+		id, c, err := decodeReport(b)
+		if err != nil {
+			return false
+		}
+		p.mu.Lock()
+		ours := p.inflight.id != 0 && p.inflight.id == id && p.inflight.addr == from
+		p.mu.Unlock()
+		if !ours {
+			return false
+		}
+		select {
+		case p.reports <- c:
+		default:
+		}
+		return true
+	}
+	return false
+}
+
+// named takes a hello answer: from's agent answers for node. Only the
+// answer to the hello in flight counts, and only a node's name; a name
+// that changed starts the target's measurements afresh.
+func (p *Prober) named(logger klog.Logger, from netip.AddrPort, id uint64, node string) bool {
+	if msgs := validation.IsDNS1123Subdomain(node); len(msgs) > 0 {
+		logger.V(2).Info("Refusing a probe agent's node name", "address", from, "reason", strings.Join(msgs, "; "))
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	tg := p.targets[from]
+	if tg == nil || tg.helloID == 0 || tg.helloID != id {
+		return false
+	}
+	tg.helloID = 0
+	if tg.node != node {
+		if tg.node != "" {
+			logger.Info("A probe agent's address answers for another node", "address", from, "was", tg.node, "now", node)
+		}
+		*tg = target{addr: tg.addr, node: node, helloSent: tg.helloSent}
+	}
+	return true
+}
+
 // answered resolves the echo of key, if it is pending and the answer came
-// from where it went.
-func (p *Prober) answered(key uint64, at time.Time, from string) {
+// from where it went. The round trip is from sending to the kernel's
+// receipt of the answer, less the time the echo waited in the agent.
+func (p *Prober) answered(key uint64, at time.Time, from netip.AddrPort, stamps echoStamps) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	pe, ok := p.pending[key]
-	if !ok || pe.t.addr.String() != from {
-		return
+	if !ok || pe.t.addr != from {
+		return false
 	}
 	delete(p.pending, key)
-	pe.t.echoes = append(pe.t.echoes, echo{sent: pe.sent, rtt: at.Sub(pe.sent)})
+	rtt := at.Sub(pe.sent)
+	if res := stamps.residence(); res < rtt {
+		rtt -= res
+	}
+	rtt = min(max(rtt, 0), p.cfg.Timeout)
+	t := pe.t
+	t.echoes = append(t.echoes, echo{sent: pe.sent, rtt: rtt})
+	t.lastAnswer, t.lostRun, t.silent = at, 0, false
 	p.stats.echoesAnswered.Add(1)
+	return true
 }

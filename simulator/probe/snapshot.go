@@ -2,23 +2,39 @@ package probe
 
 import (
 	"context"
+	"math"
 	"net"
 	"slices"
 	"strconv"
 	"time"
 )
 
+// Estimate is one measured metric of a node: its value, a 95 % interval,
+// how many samples are behind it and when the newest was taken.
+type Estimate struct {
+	Value float64
+	// Low and High bound the interval; High is +Inf when Value is only a
+	// lower bound (AtLeast).
+	Low, High float64
+	// AtLeast says the metric is at least Value, and could not be
+	// resolved above it: a bandwidth whose trains arrived as fast as this
+	// host sent them.
+	AtLeast bool
+	Samples int
+	At      time.Time
+}
+
 // Metrics are one node's measurements; nil is unknown.
 type Metrics struct {
-	// LatencyMs is the median round trip of the window's answered echoes.
-	LatencyMs *float64
+	// LatencyMs is the median round trip of the window's answered echoes,
+	// less the time each waited in the agent, in milliseconds.
+	LatencyMs *Estimate
 	// PacketLoss is the share of the window's echoes left unanswered.
-	PacketLoss *float64
-	// BandwidthMbps is the highest arrival rate of the trains of the last
-	// half window, or the last train's when it had none; BandwidthAt when
-	// it was measured (at scale, trains are rarer than windows).
-	BandwidthMbps *float64
-	BandwidthAt   time.Time
+	PacketLoss *Estimate
+	// BandwidthMbps is the highest rate of the node's trains of the last
+	// half window, or its last train's, in Mbit/s; nil when it has no
+	// train younger than Config.BandwidthMaxAge.
+	BandwidthMbps *Estimate
 	// Echoes is how many echoes the window's loss and latency come from.
 	Echoes int
 }
@@ -37,8 +53,10 @@ type Snapshot struct {
 	// Agents is how many agents are known, named or not.
 	Agents int
 	// OldestEcho is the longest any reported node has gone without a
-	// resolved echo; OldestBandwidth the oldest bandwidth sample's age.
+	// resolved echo; OldestBandwidth the oldest bandwidth served.
 	OldestEcho, OldestBandwidth time.Duration
+	// BandwidthMaxAge is the age past which a bandwidth is not served.
+	BandwidthMaxAge time.Duration
 }
 
 // Snapshot returns the latest summary.
@@ -48,15 +66,23 @@ func (p *Prober) Snapshot() Snapshot {
 	return p.snap
 }
 
-// summarise computes the snapshot from the window's echoes.
+// summarise computes the snapshot from the window's echoes and the fresh
+// trains.
 func (p *Prober) summarise() {
 	now := p.now()
 	from := now.Add(-p.cfg.Window - p.cfg.Timeout)
 	snap := Snapshot{At: now, Window: p.cfg.Window, Nodes: map[string]Metrics{}}
-	best := map[string]int{} // echoes behind the node's entry
+	newest := map[string]time.Time{} // the last answer behind the node's entry
 	var rtts []float64
 	p.mu.Lock()
 	snap.Agents = len(p.targets)
+	named := 0
+	for _, t := range p.order {
+		if t.node != "" {
+			named++
+		}
+	}
+	snap.BandwidthMaxAge = max(p.cfg.BandwidthMaxAge, 2*TrainCycle(p.cfg, named))
 	for _, t := range p.order {
 		if t.node == "" {
 			continue
@@ -68,37 +94,43 @@ func (p *Prober) summarise() {
 		}
 		t.echoes = append(t.echoes[:0], t.echoes[i:]...)
 		rtts = rtts[:0]
-		lost, newest := 0, time.Time{}
+		lost := 0
+		var last time.Time
 		for _, e := range t.echoes {
-			if e.sent.Before(from) {
-				continue
-			}
 			if e.lost {
 				lost++
-			} else {
-				rtts = append(rtts, float64(e.rtt)/float64(time.Millisecond))
+				continue
 			}
-			if e.sent.After(newest) {
-				newest = e.sent
-			}
+			rtts = append(rtts, float64(e.rtt)/float64(time.Millisecond))
+			last = e.sent
 		}
 		n := lost + len(rtts)
-		// Two agents answering for one node (a pod being replaced): the
-		// one with more echoes behind it.
-		if n == 0 || n <= best[t.node] {
+		if n == 0 {
 			continue
 		}
-		best[t.node] = n
-		m := Metrics{Echoes: n, PacketLoss: ptr(float64(lost) / float64(n))}
+		// Two agents answering for one node (a pod being replaced): the
+		// one that answered last.
+		if prev, ok := newest[t.node]; ok && !last.After(prev) {
+			continue
+		}
+		newest[t.node] = last
+		m := Metrics{Echoes: n}
+		at := t.echoes[len(t.echoes)-1].sent
+		lo, hi := wilson(lost, n, z95)
+		m.PacketLoss = &Estimate{Value: float64(lost) / float64(n), Low: lo, High: hi, Samples: n, At: at}
 		if len(rtts) > 0 {
 			slices.Sort(rtts)
-			m.LatencyMs = ptr(rtts[len(rtts)/2])
+			med, lo, hi := medianInterval(rtts, z95)
+			res := math.Max(latencyResolutionMs, latencyResolution*med)
+			m.LatencyMs = &Estimate{Value: med, Low: math.Max(0, math.Min(lo, med-res)), High: math.Max(hi, med+res), Samples: len(rtts), At: last}
 		}
-		if s, ok := bandwidth(t.trains, now.Add(-p.cfg.Window/2)); ok {
-			m.BandwidthMbps, m.BandwidthAt = ptr(s.mbps), s.at
-			snap.OldestBandwidth = max(snap.OldestBandwidth, now.Sub(s.at))
+		if e, ok := bandwidth(t.trains, now, p.cfg.Window, snap.BandwidthMaxAge); ok {
+			m.BandwidthMbps = &e
+			snap.OldestBandwidth = max(snap.OldestBandwidth, now.Sub(e.At))
 		}
-		snap.OldestEcho = max(snap.OldestEcho, now.Sub(newest))
+		if !last.IsZero() {
+			snap.OldestEcho = max(snap.OldestEcho, now.Sub(last))
+		}
 		snap.Nodes[t.node] = m
 	}
 	p.mu.Unlock()
@@ -108,20 +140,63 @@ func (p *Prober) summarise() {
 	p.snapMu.Unlock()
 }
 
-// bandwidth is the highest rate among the trains since from, or the last
-// train's when none is that recent (at scale, trains are rarer than
-// windows).
-func bandwidth(trains []trainSample, from time.Time) (trainSample, bool) {
-	if len(trains) == 0 {
-		return trainSample{}, false
+// What one sample can resolve, at least: an interval is never narrower
+// than this about its value, however many samples agree. A train's rate
+// is timed to within a few per cent by the agent's kernel, and spread by
+// the shaper's token bucket; a round trip is timed to within tens of
+// microseconds by both kernels.
+const (
+	bandwidthResolution = 0.10
+	latencyResolution   = 0.05
+	latencyResolutionMs = 0.05
+)
+
+// bandwidth summarises a node's trains at now: those of the last half
+// window if there are any, else the last one, if it is younger than
+// maxAge; none is no bandwidth. When every one of those arrived as fast as
+// it was sent, each is only a lower bound on the link, and so is every
+// such train since the last one the link slowed down, as long as they are
+// younger than maxAge: they are all taken, so that a steady link's bound
+// does not wander with how fast this host sent its last trains. Of the
+// trains taken, the highest rate (a train that arrived slower met other
+// traffic or a sender's pause, not a slower link), with an interval from
+// the lowest to the highest, at least bandwidthResolution wide on either
+// side; or, when the highest is a lower bound, that bound rounded down to
+// 1, 2 or 5 times a power of ten, with no upper end.
+func bandwidth(trains []trainSample, now time.Time, window, maxAge time.Duration) (Estimate, bool) {
+	if len(trains) == 0 || trains[len(trains)-1].at.Before(now.Add(-maxAge)) {
+		return Estimate{}, false
 	}
-	best := trains[len(trains)-1]
-	for _, s := range trains {
-		if !s.at.Before(from) && s.mbps > best.mbps {
-			best = s
+	from := len(trains) - 1
+	for from > 0 && !trains[from-1].at.Before(now.Add(-window/2)) {
+		from--
+	}
+	recent := trains[from:]
+	if !slices.ContainsFunc(recent, func(s trainSample) bool { return !s.atLeast }) {
+		for from > 0 && trains[from-1].atLeast && !trains[from-1].at.Before(now.Add(-maxAge)) {
+			from--
 		}
+		recent = trains[from:]
 	}
-	return best, true
+	var e Estimate
+	for _, s := range recent {
+		if e.Samples == 0 || s.mbps > e.Value {
+			e.Value, e.AtLeast = s.mbps, s.atLeast
+		}
+		if e.Samples == 0 || s.mbps < e.Low {
+			e.Low = s.mbps
+		}
+		e.Samples++
+		e.At = s.at
+	}
+	if e.AtLeast {
+		e.Value = roundDown125(e.Value)
+		e.Low, e.High = e.Value, math.Inf(1)
+		return e, true
+	}
+	e.Low = math.Min(e.Low, (1-bandwidthResolution)*e.Value)
+	e.High = (1 + bandwidthResolution) * e.Value
+	return e, true
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -130,6 +205,9 @@ func ptr[T any](v T) *T { return &v }
 type Cost struct {
 	EchoesSent, EchoesAnswered, Trains int64
 	BytesSent, BytesReceived           int64
+	// Refused counts datagrams the prober received and threw away: not an
+	// answer to anything it asked.
+	Refused int64
 }
 
 // Cost returns the counters since the prober started.
@@ -138,11 +216,14 @@ func (p *Prober) Cost() Cost {
 		EchoesSent: p.stats.echoesSent.Load(), EchoesAnswered: p.stats.echoesAnswered.Load(),
 		Trains:    p.stats.trains.Load(),
 		BytesSent: p.stats.bytesSent.Load(), BytesReceived: p.stats.bytesReceived.Load(),
+		Refused: p.stats.refused.Load(),
 	}
 }
 
 // DNSAgents finds the agents as the addresses name resolves to (a headless
-// Service's), each at port: no API credentials needed.
+// Service's), each at port: no API credentials needed. A name with a
+// trailing dot is absolute, and resolved as it is; any other goes through
+// the pod's search list, which holds the cluster's own domain.
 func DNSAgents(name string, port int) func(context.Context) ([]string, error) {
 	return func(ctx context.Context) ([]string, error) {
 		ips, err := net.DefaultResolver.LookupHost(ctx, name)

@@ -1,24 +1,41 @@
 // Package probe measures each node's network from the simulator: a small
 // agent on every node (the simulator's own image, `--agent`) answers UDP
 // probes, and the simulator's Prober sends them, within a byte budget, and
-// turns the answers into latency, packet loss and bandwidth per node.
+// turns the answers into latency, packet loss and bandwidth per node, each
+// with how many samples are behind it, an interval and its age.
 //
 // Four messages, each a UDP datagram starting with a 4-byte magic, a type
-// byte and a version byte:
+// byte and a version byte. The type byte's high bit marks an answer:
 //
 //   - hello: the agent answers with its node's name, so the prober needs no
 //     API credentials to map an address to a node;
-//   - echo: answered unchanged; its round trip is the node's latency, the
-//     share left unanswered its loss;
+//   - echo: answered with the same key, the time the agent's kernel
+//     received the echo and the time the agent sent the answer, so the
+//     prober takes the time the answer waited for a CPU out of the round
+//     trip; the round trip is the node's latency, the share left
+//     unanswered its loss;
 //   - train: a burst of same-sized packets the agent only counts; how fast
 //     they arrive, past the link's queue, is the node's bandwidth;
 //   - report: the agent answers with what it counted of one train.
 //
+// What an agent refuses, so that no one on the pod network can steer it:
+//   - answers: an agent never answers an answer, so a datagram forged with
+//     another agent's address as its source is answered once, and no two
+//     agents can be set echoing each other;
+//   - datagrams from the agents' port or from a port below 1024: the
+//     prober sends from an ephemeral port;
+//   - hello requests that carry a name, report requests that carry counts,
+//     echo requests that carry times;
+//   - more than a bounded rate of answers to any one source;
+//   - a report on a train asked for by another address than the one that
+//     sent it: each source has its own few trains, which no other source
+//     can evict.
+//
 // An agent never answers with more bytes than it was sent, so it cannot
-// amplify traffic toward a forged source address, and it remembers a
-// bounded number of trains. The prober counts only answers from the
-// address it asked that carry the random key, hello id or train id it
-// sent, so no one who cannot see its requests can make a node look better.
+// amplify traffic toward a forged source address. The prober counts only
+// answers from the address it asked that carry the random key, hello id
+// or train id it sent, refuses a report that claims more than the train
+// held, and caps a train's rate at the rate it was sent at.
 package probe
 
 import (
@@ -28,17 +45,21 @@ import (
 	"time"
 )
 
-// Message types.
+// Message types. An answer's type byte is its request's with answerBit set.
 const (
 	typeHello  byte = 1
 	typeEcho   byte = 2
 	typeTrain  byte = 3
 	typeReport byte = 4
+
+	answerBit byte = 0x80
 )
 
 const (
-	magic   = "KNS3"
-	version = 1
+	magic = "KNS3"
+	// version 2 added the answer bit and the echo's times; version 1
+	// agents and probers ignore each other.
+	version = 2
 	// headerSize is magic, type and version.
 	headerSize = 6
 
@@ -58,7 +79,8 @@ const (
 
 var errShort = errors.New("datagram too short")
 
-// header checks a datagram's magic and version and returns its type.
+// header checks a datagram's magic and version and returns its type byte,
+// answerBit included.
 func header(b []byte) (byte, error) {
 	if len(b) < headerSize {
 		return 0, errShort
@@ -77,12 +99,16 @@ func putHeader(b []byte, t byte) {
 	b[4], b[5] = t, version
 }
 
-// encodeHello builds a hello carrying id and node (empty in a request),
-// padded to HelloSize.
+// encodeHello builds a hello carrying id and node: a request when node is
+// empty, else the answer. It is padded to HelloSize.
 func encodeHello(b []byte, id uint64, node string) []byte {
 	b = b[:HelloSize]
 	clear(b)
-	putHeader(b, typeHello)
+	t := typeHello
+	if node != "" {
+		t |= answerBit
+	}
+	putHeader(b, t)
 	binary.BigEndian.PutUint64(b[6:], id)
 	n := copy(b[16:], node)
 	binary.BigEndian.PutUint16(b[14:], uint16(n))
@@ -102,6 +128,28 @@ func decodeHello(b []byte) (id uint64, node string, err error) {
 	return binary.BigEndian.Uint64(b[6:]), string(b[16 : 16+n]), nil
 }
 
+// echoStamps are an echo answer's times, by the agent's clock: when its
+// kernel received the echo and when it sent the answer. Only their
+// difference, the time the echo waited in the agent, means anything to the
+// prober.
+type echoStamps struct {
+	Received, Sent time.Time
+}
+
+// residence is how long the echo waited in the agent: never negative.
+func (s echoStamps) residence() time.Duration {
+	if s.Received.IsZero() || s.Sent.IsZero() {
+		return 0
+	}
+	return max(s.Sent.Sub(s.Received), 0)
+}
+
+// Offsets of an echo's times.
+const (
+	echoReceivedAt = 14
+	echoSentAt     = 22
+)
+
 // encodeEcho builds an echo request carrying key.
 func encodeEcho(b []byte, key uint64) []byte {
 	b = b[:EchoSize]
@@ -111,11 +159,33 @@ func encodeEcho(b []byte, key uint64) []byte {
 	return b
 }
 
-func decodeEcho(b []byte) (uint64, error) {
+// encodeEchoAnswer builds the answer to the echo of key, received at; its
+// sent time is filled in by stampEchoSent just before it leaves.
+func encodeEchoAnswer(b []byte, key uint64, received time.Time) []byte {
+	b = encodeEcho(b, key)
+	b[4] |= answerBit
+	binary.BigEndian.PutUint64(b[echoReceivedAt:], uint64(received.UnixNano()))
+	return b
+}
+
+// stampEchoSent writes the time an echo answer leaves.
+func stampEchoSent(b []byte, sent time.Time) {
+	binary.BigEndian.PutUint64(b[echoSentAt:], uint64(sent.UnixNano()))
+}
+
+// decodeEcho returns an echo's key and, in an answer, its times.
+func decodeEcho(b []byte) (uint64, echoStamps, error) {
 	if len(b) < EchoSize {
-		return 0, errShort
+		return 0, echoStamps{}, errShort
 	}
-	return binary.BigEndian.Uint64(b[6:]), nil
+	var s echoStamps
+	if r := int64(binary.BigEndian.Uint64(b[echoReceivedAt:])); r != 0 {
+		s.Received = time.Unix(0, r)
+	}
+	if t := int64(binary.BigEndian.Uint64(b[echoSentAt:])); t != 0 {
+		s.Sent = time.Unix(0, t)
+	}
+	return binary.BigEndian.Uint64(b[6:]), s, nil
 }
 
 // encodeTrain builds packet i of train id.
@@ -147,7 +217,11 @@ type trainCount struct {
 func encodeReport(b []byte, id uint64, c *trainCount) []byte {
 	b = b[:ReportSize]
 	clear(b)
-	putHeader(b, typeReport)
+	t := typeReport
+	if c != nil {
+		t |= answerBit
+	}
+	putHeader(b, t)
 	binary.BigEndian.PutUint64(b[6:], id)
 	if c != nil {
 		binary.BigEndian.PutUint32(b[14:], c.Packets)
@@ -171,6 +245,11 @@ func decodeReport(b []byte) (uint64, trainCount, error) {
 	return binary.BigEndian.Uint64(b[6:]), c, nil
 }
 
+// empty says a report request carries no counts, as a request must.
+func (c trainCount) empty() bool {
+	return c.Packets == 0 && c.Bytes == 0 && c.First.UnixNano() == 0 && c.Last.UnixNano() == 0
+}
+
 // Mbps is the rate at which the train's packets arrived after the first,
 // in Mbit/s; ok is false when too few arrived to tell.
 func (c trainCount) Mbps() (float64, bool) {
@@ -181,4 +260,10 @@ func (c trainCount) Mbps() (float64, bool) {
 	perPacket := float64(c.Bytes) / float64(c.Packets)
 	bits := (float64(c.Bytes) - perPacket) * 8
 	return bits / span.Seconds() / 1e6, true
+}
+
+// EchoRequest returns the bytes of an echo request carrying key: for tools
+// that probe an agent by hand.
+func EchoRequest(key uint64) []byte {
+	return encodeEcho(make([]byte, EchoSize), key)
 }

@@ -3,19 +3,28 @@ package scenario
 import (
 	"testing"
 	"time"
+
+	"kns3.dev/kns3/simulator/api"
+	"kns3.dev/kns3/simulator/livescore"
 )
+
+// est is a measured metric with a narrow interval and many samples.
+func est(v float64) *api.Estimate {
+	low, high := v*0.99, v*1.01
+	return &api.Estimate{Value: v, Low: low, High: &high, Samples: 1000}
+}
 
 // TestLiveResponse checks how a scenario pins or overrides measured nodes:
 // a scenario's score pins a node, a scenario's metric replaces the
-// measured one and the score is derived from the result, a node only the
-// scenario names is served from it, and the rest is served as measured.
+// measured one exactly and leaves its estimate out, a node only the
+// scenario names is served from it, and the rest is served as measured,
+// with its estimates.
 func TestLiveResponse(t *testing.T) {
-	f := func(v float64) *float64 { return &v }
 	at := time.Date(2026, 12, 1, 10, 0, 0, 500, time.UTC)
-	m := Measured{At: at, WindowSeconds: 15, Nodes: map[string]Node{
-		"measured": {LatencyMs: f(10), BandwidthMbps: f(500), PacketLoss: f(0.5)},
-		"pinned":   {LatencyMs: f(1), BandwidthMbps: f(1000), PacketLoss: f(0)},
-		"override": {LatencyMs: f(10), BandwidthMbps: f(20), PacketLoss: f(0.05)},
+	m := Measured{At: at, WindowSeconds: 15, Targets: livescore.DefaultTargets(), Nodes: map[string]api.Measurements{
+		"measured": {LatencyMs: est(11), BandwidthMbps: est(50), PacketLoss: est(0.505)},
+		"pinned":   {LatencyMs: est(0.2), BandwidthMbps: est(1000), PacketLoss: est(0)},
+		"override": {LatencyMs: est(11), BandwidthMbps: est(20), PacketLoss: est(0.055)},
 	}}
 	s, err := Parse("pins.yaml", []byte(`nodes:
   pinned: {score: 0.25}
@@ -30,9 +39,9 @@ func TestLiveResponse(t *testing.T) {
 		t.Errorf("source %q, window %d, timestamp %s; want live+pins.yaml, 15, %s", resp.Source, resp.WindowSeconds, resp.Timestamp, at.Truncate(time.Second))
 	}
 	for name, want := range map[string]float64{
-		"measured":      0.5 * 0.5 * 0.5, // loss, bandwidth, latency factors
-		"pinned":        0.25,            // the scenario's score
-		"override":      0.95 * 1 * 0.5,  // measured loss and latency, the scenario's bandwidth
+		"measured":      0.5 * 0.5 * 0.5,  // loss, bandwidth, latency factors over their targets
+		"pinned":        0.25,             // the scenario's score
+		"override":      0.95 * 1.0 * 0.5, // measured loss and latency, the scenario's bandwidth
 		"scenario-only": 0.75,
 	} {
 		r, ok := resp.Results[name]
@@ -40,8 +49,18 @@ func TestLiveResponse(t *testing.T) {
 			t.Errorf("%s: score %v (present %v), want %v", name, r.Score, ok, want)
 		}
 	}
-	if r := resp.Results["override"]; r.BandwidthMbps == nil || *r.BandwidthMbps != 1000 || r.PacketLoss == nil || *r.PacketLoss != 0.05 {
-		t.Errorf("override: bandwidth %v, loss %v; want the scenario's 1000 and the measured 0.05", r.BandwidthMbps, r.PacketLoss)
+	r := resp.Results["override"]
+	if r.BandwidthMbps == nil || *r.BandwidthMbps != 1000 || r.PacketLoss == nil || *r.PacketLoss != 0.055 {
+		t.Errorf("override: bandwidth %v, loss %v; want the scenario's 1000 and the measured 0.055", r.BandwidthMbps, r.PacketLoss)
+	}
+	if r.Measured == nil || r.Measured.BandwidthMbps != nil || r.Measured.PacketLoss == nil {
+		t.Errorf("override: measured %+v, want the measured loss and no measured bandwidth", r.Measured)
+	}
+	if r := resp.Results["measured"]; r.Measured == nil || r.Measured.LatencyMs.Samples != 1000 {
+		t.Errorf("measured: %+v, want its estimates served", r.Measured)
+	}
+	if r := resp.Results["scenario-only"]; r.Measured != nil {
+		t.Errorf("scenario-only: measured %+v, want none", r.Measured)
 	}
 	if len(resp.Results) != 4 {
 		t.Errorf("%d results, want 4", len(resp.Results))
@@ -50,7 +69,21 @@ func TestLiveResponse(t *testing.T) {
 		t.Errorf("without a scenario: source %q, %d results; want live, 3", got.Source, len(got.Results))
 	}
 	// Measurements are not changed by the merge.
-	if *m.Nodes["override"].BandwidthMbps != 20 {
+	if m.Nodes["override"].BandwidthMbps.Value != 20 {
 		t.Error("LiveResponse changed the measurements")
+	}
+}
+
+// TestLiveUnmeasuredIsNotPerfect serves a measured node without a
+// bandwidth (no train has reached it yet) beside a node measured in full
+// at 50 Mbit/s: unknown must not outrank measured.
+func TestLiveUnmeasuredIsNotPerfect(t *testing.T) {
+	m := Measured{At: time.Unix(1000, 0), WindowSeconds: 15, Targets: livescore.DefaultTargets(), Nodes: map[string]api.Measurements{
+		"no-bandwidth-yet": {LatencyMs: est(0.2), PacketLoss: est(0)},
+		"measured":         {LatencyMs: est(0.2), PacketLoss: est(0), BandwidthMbps: est(50)},
+	}}
+	r := LiveResponse(nil, m)
+	if u, k := r.Results["no-bandwidth-yet"].Score, r.Results["measured"].Score; u > k {
+		t.Errorf("a node without a bandwidth scores %.3f, above a node measured at 50 Mbit/s (%.3f)", u, k)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"kns3.dev/kns3/simulator/api"
+	"kns3.dev/kns3/simulator/livescore"
 	"kns3.dev/kns3/simulator/scenario"
 )
 
@@ -23,7 +24,13 @@ func (f *fakeLive) set(latency float64, at time.Time) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.seq++
-	f.m = scenario.Measured{At: at, WindowSeconds: 15, Nodes: map[string]scenario.Node{"n1": {LatencyMs: &latency}}}
+	high := latency
+	f.m = scenario.Measured{At: at, WindowSeconds: 15, Targets: livescore.Targets{BandwidthMbps: 100, LatencyMs: 0, PacketLoss: 0},
+		Nodes: map[string]api.Measurements{"n1": {
+			LatencyMs:     &api.Estimate{Value: latency, Low: latency, High: &high, Samples: 100},
+			PacketLoss:    &api.Estimate{Value: 0, Low: 0, High: new(float64), Samples: 100},
+			BandwidthMbps: &api.Estimate{Value: 1000, Low: 1000, AtLeast: true, Samples: 2},
+		}}}
 }
 
 func (f *fakeLive) measured() (uint64, scenario.Measured) {

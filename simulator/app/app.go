@@ -1,0 +1,135 @@
+// Package app is the simulator command: the simulator stub serving the
+// simulator API from a scenario file and, with --agents, from its own
+// measurements; the probe agent (--agent); and two exec probes. The
+// command's main only parses the flags and calls Run.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"k8s.io/klog/v2"
+
+	"kns3.dev/kns3"
+	"kns3.dev/kns3/simulator/probe"
+	"kns3.dev/kns3/simulator/scenario"
+	"kns3.dev/kns3/simulator/server"
+)
+
+// Run runs the mode o selects until ctx ends.
+func Run(ctx context.Context, o Options) error {
+	switch {
+	case o.ShowVersion:
+		fmt.Printf("kns-3-simulator %s\n", kns3.Version)
+		return nil
+	case o.ProbeURL != "":
+		return probeURL(o.ProbeURL)
+	case o.AgentCheck != "":
+		_, err := probe.Check(o.AgentCheck, 2*time.Second)
+		return err
+	case o.Agent:
+		return runAgent(ctx, o)
+	}
+	return serve(ctx, o)
+}
+
+// runAgent answers probes until ctx ends.
+func runAgent(ctx context.Context, o Options) error {
+	a, err := probe.Listen(o.AgentListen, o.Node)
+	if err != nil {
+		return err
+	}
+	klog.FromContext(ctx).Info("Probe agent serving", "version", kns3.Version, "address", a.Addr().String(), "node", o.Node)
+	return a.Serve(ctx)
+}
+
+// serve runs the simulator stub until ctx ends.
+func serve(ctx context.Context, o Options) error {
+	logger := klog.FromContext(ctx)
+	srv := server.New()
+	if o.Agents != "" {
+		cfg, err := o.probeConfig()
+		if err != nil {
+			return err
+		}
+		p, err := probe.NewProber(cfg)
+		if err != nil {
+			return err
+		}
+		go p.Run(ctx)
+		srv.SetLive(measured(p, o.Targets))
+		logger.Info("Measuring the nodes", "agents", o.Agents, "window", o.Window, "budgetMbps", o.BudgetMbps,
+			"targets", fmt.Sprintf("%g Mbit/s, %g ms, %g loss", o.Targets.BandwidthMbps, o.Targets.LatencyMs, o.Targets.PacketLoss))
+	}
+	if o.Scenario == "" {
+		logger.Info("No --scenario given: /simulate serves what is measured, if anything")
+	} else {
+		// A scenario that is bad from the start fails start-up; a later bad
+		// version is logged and the last good one is kept. A reloaded
+		// scenario with fault.exit_code ends the process with that code; the
+		// one read at start-up does not, so a restarted container serves.
+		onLoad := scenario.ExitOnReload(logger, os.Exit, srv.SetScenario)
+		if err := scenario.Watch(ctx, o.Scenario, o.Reload, onLoad); err != nil {
+			return err
+		}
+	}
+
+	ln, err := net.Listen("tcp", o.Listen)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", o.Listen, err)
+	}
+	httpServer := newHTTPServer(srv.Handler())
+	logger.Info("Simulator serving", "version", kns3.Version, "address", ln.Addr().String(), "scenario", o.Scenario)
+	errCh := make(chan error, 1)
+	go func() { errCh <- httpServer.Serve(ln) }()
+	select {
+	case err := <-errCh:
+		return err
+	case <-ctx.Done():
+	}
+	// Release the requests held by fault.hang or fault.delay_ms first:
+	// Shutdown waits for every handler.
+	srv.Close()
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := httpServer.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// newHTTPServer returns the http.Server that serves h. Its timeouts reap
+// slow request headers and idle keep-alive connections, and never end a
+// request in progress, which a fault may hold on purpose: a hung /simulate
+// request lasts until its client gives up. So there is no WriteTimeout: its
+// deadline runs from the moment the request's header is read, so it would
+// count fault.delay_ms and drop the delayed answer, and one above the longest
+// delay (scenario.MaxDelayMs, 10 minutes) would reap nothing in time. No
+// handler reads a request body, so ReadHeaderTimeout bounds the reading.
+func newHTTPServer(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 5 * time.Second,
+		IdleTimeout:       90 * time.Second,
+	}
+}
+
+// probeURL is a health check from inside the pod, where the simulator's
+// loopback address is reachable and the kubelet's HTTP probes are not.
+func probeURL(url string) error {
+	client := &http.Client{Timeout: 2 * time.Second}
+	resp, err := client.Get(url)
+	if err != nil {
+		return fmt.Errorf("probe: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("probe: %s answered %s", url, resp.Status)
+	}
+	return nil
+}

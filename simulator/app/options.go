@@ -1,0 +1,101 @@
+package app
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"time"
+
+	"k8s.io/klog/v2"
+
+	"kns3.dev/kns3/simulator/livescore"
+	"kns3.dev/kns3/simulator/probe"
+)
+
+// Options are the command's flags. One process runs one of four modes:
+// the simulator (the default), the probe agent (--agent), or a one-shot
+// check (--probe, --agent-check).
+type Options struct {
+	Listen      string
+	Scenario    string
+	Reload      time.Duration
+	ShowVersion bool
+	// ProbeURL, when set, GETs it and exits: an exec probe.
+	ProbeURL string
+
+	// Agents, when set, makes the simulator measure the nodes itself.
+	Agents          string
+	Window          time.Duration
+	BudgetMbps      float64
+	EchoesPerNode   float64
+	BandwidthMaxAge time.Duration
+	Targets         livescore.Targets
+
+	// Agent runs the probe agent instead, answering for Node on
+	// AgentListen.
+	Agent       bool
+	AgentListen string
+	Node        string
+	// AgentCheck, when set, sends a hello there and exits: the agent's
+	// liveness probe.
+	AgentCheck string
+}
+
+// ParseFlags parses the command line, klog's flags included.
+func ParseFlags(args []string) (Options, error) {
+	var o Options
+	fs := flag.NewFlagSet("simulator", flag.ContinueOnError)
+	fs.StringVar(&o.Listen, "listen", "127.0.0.1:80", "address to serve the simulator API on (\":80\" for every interface)")
+	fs.StringVar(&o.Scenario, "scenario", "", "scenario file (YAML or JSON); empty serves empty results")
+	fs.DurationVar(&o.Reload, "reload-interval", 2*time.Second, "how often the scenario file is checked for changes")
+	fs.BoolVar(&o.ShowVersion, "version", false, "print the version and exit")
+	fs.StringVar(&o.ProbeURL, "probe", "", "GET this URL, exit 0 on 200 OK and 1 otherwise (an exec probe for a simulator listening on loopback)")
+	fs.StringVar(&o.Agents, "agents", "", "measure the nodes through these probe agents: dns:NAME:PORT (a headless Service's name; a trailing dot makes it absolute) or a comma-separated list of HOST:PORT; empty serves the scenario alone")
+	fs.DurationVar(&o.Window, "window", 30*time.Second, "with --agents: the window latency and loss summarise, and within which every node's are refreshed")
+	fs.Float64Var(&o.BudgetMbps, "probe-budget-mbps", 10, "with --agents: what probing may send and receive together, in Mbit/s (10 is 1% of a 1 Gbit/s link)")
+	fs.Float64Var(&o.EchoesPerNode, "echoes-per-node", 10, "with --agents: echoes per node per second while the budget allows; more echoes tell smaller losses apart")
+	fs.DurationVar(&o.BandwidthMaxAge, "bandwidth-max-age", 0, fmt.Sprintf("with --agents: how long a node's bandwidth sample stays its bandwidth; older, it is unknown (default %d windows, at least twice the time the budget needs to send every node a train)", probe.DefaultBandwidthMaxAgeWindows))
+	fs.Float64Var(&o.Targets.BandwidthMbps, "bandwidth-target-mbps", livescore.DefaultBandwidthMbps, "with --agents: the bandwidth at and above which a node scores fully on bandwidth, in Mbit/s")
+	fs.Float64Var(&o.Targets.LatencyMs, "latency-target-ms", livescore.DefaultLatencyMs, "with --agents: the round trip at and below which a node scores fully on latency, in ms")
+	fs.Float64Var(&o.Targets.PacketLoss, "loss-target", livescore.DefaultPacketLoss, "with --agents: the packet loss at and below which a node scores fully on loss, a share")
+	fs.BoolVar(&o.Agent, "agent", false, "run the probe agent of one node instead of the simulator")
+	fs.StringVar(&o.AgentListen, "agent-listen", ":10271", "with --agent: the UDP address to answer probes on")
+	fs.StringVar(&o.Node, "node-name", os.Getenv("NODE_NAME"), "with --agent: the node the agent answers for")
+	fs.StringVar(&o.AgentCheck, "agent-check", "", "send a hello to the agent at this UDP address, exit 0 when it answers (the agent's liveness probe)")
+	klog.InitFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	return o, o.validate()
+}
+
+// validate says what is wrong with o, naming the flag. The probing flags
+// are checked by the prober's own validation when it starts.
+func (o Options) validate() error {
+	if o.Reload <= 0 {
+		return fmt.Errorf("--reload-interval must be positive, got %s", o.Reload)
+	}
+	if o.Agents != "" {
+		if _, err := agentsOf(o.Agents); err != nil {
+			return err
+		}
+		if err := o.Targets.Validate(); err != nil {
+			return fmt.Errorf("--bandwidth-target-mbps, --latency-target-ms, --loss-target: %w", err)
+		}
+	}
+	return nil
+}
+
+// probeConfig is the prober's configuration from o.
+func (o Options) probeConfig() (probe.Config, error) {
+	find, err := agentsOf(o.Agents)
+	if err != nil {
+		return probe.Config{}, err
+	}
+	return probe.Config{
+		Agents: find, Window: o.Window,
+		BudgetBytesPerSecond:   o.BudgetMbps * 1e6 / 8,
+		EchoesPerNodePerSecond: o.EchoesPerNode,
+		BandwidthMaxAge:        o.BandwidthMaxAge,
+	}, nil
+}
