@@ -1,6 +1,8 @@
-// Command netbench is the value benchmark's workload: `netbench server`
-// serves objects and small calls, `netbench client` measures them and
-// prints one line of JSON.
+// Command netbench is the kind suite's and the value benchmark's workload:
+// `netbench server` serves objects and small calls, `netbench client`
+// measures them and prints one line of JSON, `netbench burn` uses every
+// CPU it gets, and `netbench forge` sends a probe agent one echo request
+// with a forged source address.
 package main
 
 import (
@@ -8,12 +10,16 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
+	"net/netip"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 	"time"
 
+	"kns3.dev/kns3/simulator/probe"
 	"kns3.dev/kns3/test/netbench"
 )
 
@@ -26,7 +32,7 @@ func main() {
 
 func run(args []string) error {
 	if len(args) == 0 {
-		return errors.New("usage: netbench server|client [flags]")
+		return errors.New("usage: netbench server|client|burn|forge [flags]")
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
@@ -63,6 +69,30 @@ func run(args []string) error {
 			return errors.New("client: --objects-per-second, --ping-interval, --ping-timeout and --duration must be positive")
 		}
 		return c.Run(ctx, *node).Print(os.Stdout)
+	case "burn":
+		workers := fs.Int("workers", runtime.NumCPU(), "goroutines to keep busy")
+		_ = fs.Parse(args[1:])
+		netbench.Burn(*workers, ctx.Done())
+		return nil
+	case "forge":
+		from := fs.String("from", "", "the forged source, IP:port")
+		to := fs.String("to", "", "the agent, IP:port")
+		_ = fs.Parse(args[1:])
+		src, err := netip.ParseAddrPort(*from)
+		if err != nil {
+			return fmt.Errorf("forge: --from: %w", err)
+		}
+		dst, err := netip.ParseAddrPort(*to)
+		if err != nil {
+			return fmt.Errorf("forge: --to: %w", err)
+		}
+		if err := netbench.Forge(src, dst, probe.EchoRequest(rand.Uint64())); err != nil {
+			return err
+		}
+		fmt.Printf("forged one echo request %s → %s\n", src, dst)
+		// Stay up, so the pod's exit says nothing went wrong.
+		<-ctx.Done()
+		return nil
 	}
-	return fmt.Errorf("unknown command %q: want server or client", args[0])
+	return fmt.Errorf("unknown command %q: want server, client, burn or forge", args[0])
 }
