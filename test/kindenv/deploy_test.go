@@ -12,8 +12,11 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/yaml"
 
 	"kns3.dev/kns3/installclient"
@@ -334,7 +337,8 @@ func TestLiveDeploy(t *testing.T) {
 	}
 	var d appsv1.Deployment
 	renderTyped(t, dir, "Deployment", Deployment, &d)
-	want := fmt.Sprintf("--agents=dns:%s.%s.svc.cluster.local:%d", svc.Name, Namespace, svc.Spec.Ports[0].Port)
+	// No cluster domain: the pod's search list adds the cluster's own.
+	want := fmt.Sprintf("--agents=dns:%s.%s.svc:%d", svc.Name, Namespace, svc.Spec.Ports[0].Port)
 	found := false
 	for _, c := range d.Spec.Template.Spec.Containers {
 		found = found || (c.Name == installclient.SimulatorContainer && slices.Contains(c.Args, want))
@@ -342,4 +346,93 @@ func TestLiveDeploy(t *testing.T) {
 	if !found {
 		t.Errorf("the simulator container's args lack %s", want)
 	}
+	if pod.PriorityClassName != "system-node-critical" {
+		t.Errorf("agent priority class %q, want system-node-critical", pod.PriorityClassName)
+	}
+	var quota v1.ResourceQuota
+	renderTyped(t, dir, "ResourceQuota", "kns-3-node-critical-pods", &quota)
+	if sel := quota.Spec.ScopeSelector; sel == nil || len(sel.MatchExpressions) != 1 || !slices.Contains(sel.MatchExpressions[0].Values, pod.PriorityClassName) {
+		t.Errorf("no quota scoped to the agents' priority class %s: %+v", pod.PriorityClassName, quota.Spec.ScopeSelector)
+	}
+}
+
+// TestLiveAgentPolicy renders deploy/live's NetworkPolicy and asks it who
+// may reach an agent: the scheduler's pods on the probe port, and nobody
+// else. Kind's pod network here does not enforce policies, so the policy
+// is checked as written.
+func TestLiveAgentPolicy(t *testing.T) {
+	dir := filepath.Join(deployDir(t), "live")
+	var np networkingv1.NetworkPolicy
+	renderTyped(t, dir, "NetworkPolicy", "kns-3-agent", &np)
+	var ds appsv1.DaemonSet
+	renderTyped(t, dir, "DaemonSet", "kns-3-agent", &ds)
+	var d appsv1.Deployment
+	renderTyped(t, dir, "Deployment", Deployment, &d)
+	agentPort := ds.Spec.Template.Spec.Containers[0].Ports[0]
+	if np.Namespace != ds.Namespace {
+		t.Fatalf("the policy is in %q, the agents in %q", np.Namespace, ds.Namespace)
+	}
+	sel, err := metav1.LabelSelectorAsSelector(&np.Spec.PodSelector)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sel.Matches(labels.Set(ds.Spec.Template.Labels)) || sel.Matches(labels.Set(d.Spec.Template.Labels)) {
+		t.Errorf("the policy selects %v: want the agents' pods (%v) and not the scheduler's", sel, ds.Spec.Template.Labels)
+	}
+	if !slices.Contains(np.Spec.PolicyTypes, networkingv1.PolicyTypeIngress) {
+		t.Errorf("policy types %v, want Ingress", np.Spec.PolicyTypes)
+	}
+	sample := map[string]string{"app": "sample"}
+	for _, tc := range []struct {
+		name     string
+		ns       string
+		labels   map[string]string
+		protocol v1.Protocol
+		port     int32
+		want     bool
+	}{
+		{"the scheduler's pod, probe port", ds.Namespace, d.Spec.Template.Labels, agentPort.Protocol, agentPort.ContainerPort, true},
+		{"the scheduler's pod, another port", ds.Namespace, d.Spec.Template.Labels, agentPort.Protocol, agentPort.ContainerPort + 1, false},
+		{"the scheduler's pod, TCP", ds.Namespace, d.Spec.Template.Labels, v1.ProtocolTCP, agentPort.ContainerPort, false},
+		{"a workload pod", "default", sample, agentPort.Protocol, agentPort.ContainerPort, false},
+		{"a pod labelled as the scheduler in another namespace", "default", d.Spec.Template.Labels, agentPort.Protocol, agentPort.ContainerPort, false},
+		{"another agent", ds.Namespace, ds.Spec.Template.Labels, agentPort.Protocol, agentPort.ContainerPort, false},
+	} {
+		if got := admits(t, np, tc.ns, tc.labels, tc.protocol, tc.port); got != tc.want {
+			t.Errorf("%s: admitted %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// admits says whether np lets a pod in namespace ns with labels reach the
+// pods it selects on protocol and port. It reads pod selectors only: a
+// namespace selector or an IP block admits nothing here.
+func admits(t *testing.T, np networkingv1.NetworkPolicy, ns string, podLabels map[string]string, protocol v1.Protocol, port int32) bool {
+	t.Helper()
+	for _, rule := range np.Spec.Ingress {
+		portOK := len(rule.Ports) == 0
+		for _, p := range rule.Ports {
+			proto := v1.ProtocolTCP
+			if p.Protocol != nil {
+				proto = *p.Protocol
+			}
+			portOK = portOK || (proto == protocol && (p.Port == nil || p.Port.IntValue() == int(port)))
+		}
+		if !portOK {
+			continue
+		}
+		for _, peer := range rule.From {
+			if peer.PodSelector == nil || peer.NamespaceSelector != nil || peer.IPBlock != nil || ns != np.Namespace {
+				continue
+			}
+			sel, err := metav1.LabelSelectorAsSelector(peer.PodSelector)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sel.Matches(labels.Set(podLabels)) {
+				return true
+			}
+		}
+	}
+	return false
 }
