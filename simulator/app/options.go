@@ -59,7 +59,7 @@ func ParseFlags(args []string) (Options, error) {
 	fs.Float64Var(&o.Targets.LatencyMs, "latency-target-ms", livescore.DefaultLatencyMs, "with --agents: the round trip at and below which a node scores fully on latency, in ms")
 	fs.Float64Var(&o.Targets.PacketLoss, "loss-target", livescore.DefaultPacketLoss, "with --agents: the packet loss at and below which a node scores fully on loss, a share")
 	fs.BoolVar(&o.Agent, "agent", false, "run the probe agent of one node instead of the simulator")
-	fs.StringVar(&o.AgentListen, "agent-listen", ":10271", "with --agent: the UDP address to answer probes on")
+	fs.StringVar(&o.AgentListen, "agent-listen", ":10271", "with --agent: the UDP address to answer probes on; bandwidth trains arrive on the port after it")
 	fs.StringVar(&o.Node, "node-name", os.Getenv("NODE_NAME"), "with --agent: the node the agent answers for")
 	fs.StringVar(&o.AgentCheck, "agent-check", "", "send a hello to the agent at this UDP address, exit 0 when it answers (the agent's liveness probe)")
 	klog.InitFlags(fs)

@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/netip"
+	"strconv"
+	"sync"
 	"time"
 
 	"k8s.io/klog/v2"
@@ -15,26 +17,38 @@ import (
 // minTrainPackets is the fewest arrivals from which a train gives a rate.
 const minTrainPackets = 8
 
+// socketBuffer is what an agent and the prober ask for their sockets'
+// receive buffers: the kernel grants up to twice net.core.rmem_max. The
+// more a socket holds, the longer its reader may wait for a CPU before a
+// datagram is dropped and read as loss.
+const socketBuffer = 4 << 20
+
+// TrainPort is the port an agent counts trains on: the one after its
+// probe port. Trains have a socket of their own, so a train's burst
+// never fills the buffer echoes wait in.
+func TrainPort(probePort uint16) uint16 { return probePort + 1 }
+
 // Agent answers probes for one node.
 type Agent struct {
 	node string
-	conn net.PacketConn
+	// nodeHash is node's hash, which every echo answer carries.
+	nodeHash uint64
+	// conn takes requests; trainConn, when set, trains (else conn does).
+	conn, trainConn net.PacketConn
 	// port is the agents' port: a datagram from it comes from another
 	// agent, which never sends requests.
-	port   uint16
+	port uint16
+	// mu guards trains, which both readers use.
+	mu     sync.Mutex
 	trains trainTable
 	limit  sourceLimits
 	now    func() time.Time
-	// stamped, when set, reads datagrams with the kernel's receive time
-	// (SO_TIMESTAMPNS): a train's arrival rate is then the link's, and an
-	// echo's time in the agent starts when it arrived, not when the agent
-	// got to run.
-	stamped *net.UDPConn
 }
 
-// NewAgent returns an agent answering for node on conn.
+// NewAgent returns an agent answering for node on conn, which takes
+// trains too.
 func NewAgent(node string, conn net.PacketConn) *Agent {
-	a := &Agent{node: node, conn: conn, now: time.Now, limit: newSourceLimits()}
+	a := &Agent{node: node, nodeHash: nodeHash(node), conn: conn, now: time.Now, limit: newSourceLimits()}
 	if conn != nil {
 		if ua, ok := conn.LocalAddr().(*net.UDPAddr); ok {
 			a.port = uint16(ua.Port)
@@ -43,59 +57,84 @@ func NewAgent(node string, conn net.PacketConn) *Agent {
 	return a
 }
 
-// Listen opens addr (UDP) and returns an agent answering there for node.
+// Listen opens addr (UDP) for requests, and the train port after it, and
+// returns an agent answering there for node.
 func Listen(addr, node string) (*Agent, error) {
 	if node == "" {
 		return nil, errors.New("the agent needs its node's name (--node-name, or NODE_NAME from the downward API)")
 	}
-	conn, err := net.ListenPacket("udp", addr)
+	conn, err := listenStamped(addr)
 	if err != nil {
-		return nil, fmt.Errorf("listening on %s: %w", addr, err)
+		return nil, err
 	}
 	a := NewAgent(node, conn)
-	if udp, ok := conn.(*net.UDPConn); ok && enableTimestamps(udp) == nil {
-		a.stamped = udp
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	trainAddr := net.JoinHostPort(host, strconv.Itoa(int(TrainPort(a.port))))
+	if a.trainConn, err = listenStamped(trainAddr); err != nil {
+		conn.Close()
+		return nil, err
 	}
 	return a, nil
 }
 
-// Addr is where the agent listens.
+// listenStamped opens addr with a large receive buffer and, where the
+// kernel can, its receive time on every datagram (SO_TIMESTAMPNS): a
+// train's arrival rate is then the link's, and an echo's time in the agent
+// starts when it arrived, not when the agent got to run.
+func listenStamped(addr string) (*net.UDPConn, error) {
+	ua, err := net.ResolveUDPAddr("udp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listening on %s: %w", addr, err)
+	}
+	conn, err := net.ListenUDP("udp", ua)
+	if err != nil {
+		return nil, fmt.Errorf("listening on %s: %w", addr, err)
+	}
+	_ = conn.SetReadBuffer(socketBuffer)
+	_ = enableTimestamps(conn)
+	return conn, nil
+}
+
+// Addr is where the agent takes requests.
 func (a *Agent) Addr() net.Addr { return a.conn.LocalAddr() }
 
-// Serve answers probes until ctx ends, then closes the connection.
+// Serve answers probes until ctx ends, then closes the connections.
 func (a *Agent) Serve(ctx context.Context) error {
 	logger := klog.FromContext(ctx)
 	go func() {
 		<-ctx.Done()
 		a.conn.Close()
-	}()
-	buf := make([]byte, 2048)
-	out := make([]byte, 2048)
-	oob := make([]byte, 128)
-	for {
-		var n int
-		var from netip.AddrPort
-		var err error
-		at := time.Time{}
-		if a.stamped != nil {
-			var oobn int
-			n, oobn, _, from, err = a.stamped.ReadMsgUDPAddrPort(buf, oob)
-			at = receiveTime(oob[:oobn])
-		} else {
-			var addr net.Addr
-			n, addr, err = a.conn.ReadFrom(buf)
-			if ua, ok := addr.(*net.UDPAddr); ok {
-				from = ua.AddrPort()
-			}
+		if a.trainConn != nil {
+			a.trainConn.Close()
 		}
+	}()
+	if a.trainConn != nil {
+		go func() {
+			buf, oob := make([]byte, 2048), make([]byte, 128)
+			for {
+				n, from, at, err := a.read(a.trainConn, buf, oob)
+				if err != nil {
+					if ctx.Err() == nil {
+						logger.Error(err, "Reading trains failed")
+					}
+					return
+				}
+				a.countTrain(buf[:n], from, at)
+			}
+		}()
+	}
+	buf, out, oob := make([]byte, 2048), make([]byte, 2048), make([]byte, 128)
+	for {
+		n, from, at, err := a.read(a.conn, buf, oob)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
 			return fmt.Errorf("reading probes: %w", err)
-		}
-		if at.IsZero() {
-			at = a.now()
 		}
 		reply := a.answer(buf[:n], out, from, at)
 		if reply == nil {
@@ -104,15 +143,53 @@ func (a *Agent) Serve(ctx context.Context) error {
 		if reply[4] == typeEcho|answerBit {
 			stampEchoSent(reply, a.now())
 		}
-		if a.stamped != nil {
-			_, err = a.stamped.WriteToUDPAddrPort(reply, from)
-		} else {
-			_, err = a.conn.WriteTo(reply, net.UDPAddrFromAddrPort(from))
-		}
-		if err != nil {
+		if _, err := a.conn.WriteTo(reply, net.UDPAddrFromAddrPort(from)); err != nil {
 			logger.V(4).Info("Answering a probe failed", "to", from, "err", err)
 		}
 	}
+}
+
+// read reads one datagram from conn, with the kernel's receive time where
+// there is one, the agent's clock's otherwise.
+func (a *Agent) read(conn net.PacketConn, buf, oob []byte) (int, netip.AddrPort, time.Time, error) {
+	var n int
+	var from netip.AddrPort
+	var at time.Time
+	var err error
+	if udp, ok := conn.(*net.UDPConn); ok {
+		var oobn int
+		n, oobn, _, from, err = udp.ReadMsgUDPAddrPort(buf, oob)
+		at = receiveTime(oob[:oobn])
+		from = netip.AddrPortFrom(from.Addr().Unmap(), from.Port())
+	} else {
+		var addr net.Addr
+		n, addr, err = conn.ReadFrom(buf)
+		if ua, ok := addr.(*net.UDPAddr); ok {
+			from = ua.AddrPort()
+		}
+	}
+	if at.IsZero() {
+		at = a.now()
+	}
+	return n, from, at, err
+}
+
+// countTrain counts b if it is a train packet from a prober's port.
+func (a *Agent) countTrain(b []byte, from netip.AddrPort, at time.Time) {
+	if t, err := header(b); err != nil || t != typeTrain || !fromProber(from, a.port) {
+		return
+	}
+	if id, err := decodeTrain(b); err == nil {
+		a.mu.Lock()
+		a.trains.count(from, id, len(b), at)
+		a.mu.Unlock()
+	}
+}
+
+// fromProber says from is a port a prober sends from: probers send from
+// ephemeral ports, another agent from the agents' port.
+func fromProber(from netip.AddrPort, agentPort uint16) bool {
+	return from.Port() >= 1024 && (agentPort == 0 || from.Port() != agentPort)
 }
 
 // answer handles one datagram from from, received at, and returns the
@@ -123,15 +200,11 @@ func (a *Agent) answer(b, out []byte, from netip.AddrPort, at time.Time) []byte 
 	if err != nil || t&answerBit != 0 {
 		return nil
 	}
-	// Probers send from ephemeral ports; another agent never sends a
-	// request.
-	if from.Port() < 1024 || (a.port != 0 && from.Port() == a.port) {
+	if !fromProber(from, a.port) {
 		return nil
 	}
 	if t == typeTrain {
-		if id, err := decodeTrain(b); err == nil {
-			a.trains.count(from, id, len(b), at)
-		}
+		a.countTrain(b, from, at)
 		return nil
 	}
 	if !a.limit.allow(from.Addr(), at) {
@@ -146,16 +219,18 @@ func (a *Agent) answer(b, out []byte, from netip.AddrPort, at time.Time) []byte 
 		return encodeHello(out, id, a.node)
 	case typeEcho:
 		key, stamps, err := decodeEcho(b)
-		if err != nil || !stamps.Received.IsZero() || !stamps.Sent.IsZero() {
+		if err != nil || stamps != (echoStamps{}) {
 			return nil
 		}
-		return encodeEchoAnswer(out, key, at)
+		return encodeEchoAnswer(out, key, at, a.nodeHash)
 	case typeReport:
 		id, c, err := decodeReport(b)
 		if err != nil || !c.empty() {
 			return nil
 		}
+		a.mu.Lock()
 		got := a.trains.get(from, id)
+		a.mu.Unlock()
 		return encodeReport(out, id, &got)
 	}
 	return nil

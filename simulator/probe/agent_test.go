@@ -69,8 +69,8 @@ func TestAgentAnswers(t *testing.T) {
 	}
 	received := time.Unix(1000, 5)
 	key, stamps, err := decodeEcho(a.answer(echo, buf, prober, received))
-	if err != nil || key != 9 || !stamps.Received.Equal(received) {
-		t.Errorf("echo answer: key %d, received %s, err %v; want 9 and %s", key, stamps.Received, err, received)
+	if err != nil || key != 9 || !stamps.Received.Equal(received) || stamps.NodeHash != nodeHash("worker-with-a-long-name.example") {
+		t.Errorf("echo answer: key %d, received %s, node hash %x, err %v; want 9, %s and the node's hash", key, stamps.Received, stamps.NodeHash, err, received)
 	}
 }
 
@@ -189,55 +189,76 @@ func TestTrainRate(t *testing.T) {
 	}
 }
 
-// TestAgentKernelTimestamps checks the listening agent stamps a train's
-// packets with the kernel's receive times: the report spans the train.
+// TestAgentKernelTimestamps sends a listening agent a train, 2 ms between
+// packets, and an echo, before it starts reading: with the kernel's
+// receive times the report still spans the train, and the echo answer
+// says it waited in the agent; with the agent's own clock both would be
+// squeezed to the moment it read them.
 func TestAgentKernelTimestamps(t *testing.T) {
+	if !kernelTimestamps {
+		t.Skip("no kernel receive timestamps on this platform: the agent's clock is used")
+	}
 	a, err := Listen("127.0.0.1:0", "n")
 	if err != nil {
 		t.Fatal(err)
 	}
-	switch {
-	case kernelTimestamps && a.stamped == nil:
-		t.Fatal("the agent does not read the kernel's receive times")
-	case !kernelTimestamps:
-		t.Log("no kernel receive timestamps on this platform: the agent's clock is used")
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go a.Serve(ctx)
-	conn, err := net.Dial("udp", a.Addr().String())
+	conn, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	before := time.Now()
+	probeAddr := a.Addr().(*net.UDPAddr)
+	trainAddr := &net.UDPAddr{IP: probeAddr.IP, Port: int(TrainPort(uint16(probeAddr.Port)))}
 	pkt := make([]byte, TrainPacketSize)
 	for i := range 10 {
-		if _, err := conn.Write(encodeTrain(pkt, 7, uint32(i))); err != nil {
+		if _, err := conn.WriteTo(encodeTrain(pkt, 7, uint32(i)), trainAddr); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
-	buf := make([]byte, ReportSize)
+	if _, err := conn.WriteTo(encodeEcho(make([]byte, EchoSize), 5), probeAddr); err != nil {
+		t.Fatal(err)
+	}
+	const held = 50 * time.Millisecond
+	time.Sleep(held)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go a.Serve(ctx)
+
+	buf := make([]byte, 2048)
+	var echoed echoStamps
 	var c trainCount
 	for range 50 {
-		if _, err := conn.Write(encodeReport(make([]byte, ReportSize), 7, nil)); err != nil {
+		if _, err := conn.WriteTo(encodeReport(make([]byte, ReportSize), 7, nil), probeAddr); err != nil {
 			t.Fatal(err)
 		}
 		_ = conn.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
-		if n, err := conn.Read(buf); err == nil {
-			if _, got, err := decodeReport(buf[:n]); err == nil && got.Packets == 10 {
-				c = got
+		for {
+			n, err := conn.Read(buf)
+			if err != nil {
 				break
 			}
+			switch typ, _ := header(buf[:n]); typ {
+			case typeEcho | answerBit:
+				_, echoed, _ = decodeEcho(buf[:n])
+			case typeReport | answerBit:
+				if _, got, err := decodeReport(buf[:n]); err == nil && got.Packets == 10 {
+					c = got
+				}
+			}
+		}
+		if c.Packets == 10 && !echoed.Received.IsZero() {
+			break
 		}
 	}
 	if c.Packets != 10 {
 		t.Fatalf("report: %d packets, want 10", c.Packets)
 	}
-	// Ten packets 2 ms apart: the first and last arrivals 18 ms or more apart,
-	// both after the first was sent.
-	if span := c.Last.Sub(c.First); span < 18*time.Millisecond || span > time.Second || c.First.Before(before.Add(-time.Second)) {
-		t.Errorf("arrivals from %s to %s (span %s), sent from %s", c.First, c.Last, span, before)
+	// Ten packets 2 ms apart: the first and last arrivals 18 ms or more apart.
+	if span := c.Last.Sub(c.First); span < 18*time.Millisecond || span > time.Second {
+		t.Errorf("train arrivals from %s to %s (span %s): want the kernel's receive times, 18 ms or more apart", c.First, c.Last, span)
+	}
+	if res := echoed.residence(); res < held {
+		t.Errorf("the echo waited %s in the agent by its answer, want at least the %s it was held", res, held)
 	}
 }

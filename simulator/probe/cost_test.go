@@ -41,16 +41,35 @@ func serveAgents(n string) error {
 	defer cancel()
 	w := bufio.NewWriter(os.Stdout)
 	for i := range count {
-		conn, err := net.ListenPacket("udp", "127.0.0.1:0")
+		conn, trains, err := listenPairOf()
 		if err != nil {
 			return err
 		}
 		fmt.Fprintln(w, conn.LocalAddr())
-		go NewAgent(fmt.Sprintf("node-%05d", i), conn).Serve(ctx)
+		a := NewAgent(fmt.Sprintf("node-%05d", i), conn)
+		a.trainConn = trains
+		go a.Serve(ctx)
 	}
 	w.Flush()
 	_, _ = bufio.NewReader(os.Stdin).ReadString('\n')
 	return nil
+}
+
+// listenPairOf is listenPair outside a test.
+func listenPairOf() (conn, trains *net.UDPConn, err error) {
+	for range 100 {
+		c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+		if err != nil {
+			return nil, nil, err
+		}
+		port := c.LocalAddr().(*net.UDPAddr).Port
+		tc, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: int(TrainPort(uint16(port)))})
+		if err == nil {
+			return c, tc, nil
+		}
+		c.Close()
+	}
+	return nil, nil, fmt.Errorf("no two free ports in a row on loopback")
 }
 
 // TestCostAtScale probes 5,000 agents on loopback for a few windows and

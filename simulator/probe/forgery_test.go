@@ -2,6 +2,7 @@ package probe
 
 import (
 	"context"
+	"encoding/binary"
 	"net"
 	"net/netip"
 	"sync/atomic"
@@ -257,15 +258,20 @@ func TestProberRefusesUnaskedHello(t *testing.T) {
 	}
 }
 
-// TestProberChecksNamesEachWindow changes the node an address answers
-// for: within two windows the prober serves the new name, not the old.
-func TestProberChecksNamesEachWindow(t *testing.T) {
+// TestProberChecksNamesWithEveryEcho changes the node an address answers
+// for: within a few echoes the prober asks its name again and serves the
+// new name, not the old.
+func TestProberChecksNamesWithEveryEcho(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	name := &atomic.Value{}
 	name.Store("first")
 	addr := startAgent(t, ctx, "ignored", func(c net.PacketConn) net.PacketConn {
-		return &rewritingConn{PacketConn: c, kind: typeHello, rewrite: func(b []byte, _ net.Addr) []byte {
+		echoes := &rewritingConn{PacketConn: c, kind: typeEcho, rewrite: func(b []byte, _ net.Addr) []byte {
+			binary.BigEndian.PutUint64(b[echoNodeHashAt:], nodeHash(name.Load().(string)))
+			return b
+		}}
+		return &rewritingConn{PacketConn: echoes, kind: typeHello, rewrite: func(b []byte, _ net.Addr) []byte {
 			id, _, _ := decodeHello(b)
 			return encodeHello(make([]byte, HelloSize), id, name.Load().(string))
 		}}

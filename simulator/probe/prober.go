@@ -146,8 +146,11 @@ type pendingEcho struct {
 // target is one agent.
 type target struct {
 	addr netip.AddrPort
-	// node is the name the agent answered a hello with; empty until then.
+	// node is the name the agent answered a hello with; empty until then,
+	// or again when an echo answer says the address answers for another
+	// node. nodeHash is its hash.
 	node      string
+	nodeHash  uint64
 	helloSent time.Time
 	// helloID is the id of the hello awaiting an answer, 0 for none: only
 	// an answer carrying it names the agent, once.
@@ -192,6 +195,7 @@ func NewProber(cfg Config) (*Prober, error) {
 	if err != nil {
 		return nil, fmt.Errorf("probing: %w", err)
 	}
+	_ = conn.SetReadBuffer(socketBuffer)
 	return &Prober{
 		cfg: cfg, conn: conn, now: time.Now, stamped: enableTimestamps(conn) == nil,
 		budget:  newBucket(cfg.BudgetBytesPerSecond, trainWireBytes(cfg.TrainPackets), time.Now()),
@@ -289,19 +293,14 @@ func (p *Prober) discover(ctx context.Context) {
 // helloWireBytes is what one hello costs on the wire, request and answer.
 const helloWireBytes = 2 * (HelloSize + wireOverhead)
 
-// hello asks the agents for their node, as far as the budget allows:
-// once a second those not yet named, once a window the others, so a name
-// that changed is seen within a window.
+// hello asks the agents not yet named for their node, once a second each,
+// as far as the budget allows.
 func (p *Prober) hello(context.Context) {
 	now := p.now()
 	p.mu.Lock()
 	var due []*target
 	for _, t := range p.order {
-		every := time.Second
-		if t.node != "" {
-			every = p.cfg.Window
-		}
-		if now.Sub(t.helloSent) >= every {
+		if t.node == "" && now.Sub(t.helloSent) >= time.Second {
 			due = append(due, t)
 		}
 	}
@@ -408,12 +407,7 @@ func (p *Prober) named(logger klog.Logger, from netip.AddrPort, id uint64, node 
 		return false
 	}
 	tg.helloID = 0
-	if tg.node != node {
-		if tg.node != "" {
-			logger.Info("A probe agent's address answers for another node", "address", from, "was", tg.node, "now", node)
-		}
-		*tg = target{addr: tg.addr, node: node, helloSent: tg.helloSent}
-	}
+	*tg = target{addr: tg.addr, node: node, nodeHash: nodeHash(node), helloSent: tg.helloSent}
 	return true
 }
 
@@ -428,12 +422,20 @@ func (p *Prober) answered(key uint64, at time.Time, from netip.AddrPort, stamps 
 		return false
 	}
 	delete(p.pending, key)
+	t := pe.t
+	if stamps.NodeHash != t.nodeHash {
+		// The address answers for another node now (its pod replaced, the
+		// address reused): what it measured so far is not this node's, and
+		// the name is asked again.
+		klog.Background().Info("A probe agent's address answers for another node; asking its name again", "address", from, "was", t.node)
+		*t = target{addr: t.addr}
+		return true
+	}
 	rtt := at.Sub(pe.sent)
 	if res := stamps.residence(); res < rtt {
 		rtt -= res
 	}
 	rtt = min(max(rtt, 0), p.cfg.Timeout)
-	t := pe.t
 	t.echoes = append(t.echoes, echo{sent: pe.sent, rtt: rtt})
 	t.lastAnswer, t.lostRun, t.silent = at, 0, false
 	p.stats.echoesAnswered.Add(1)

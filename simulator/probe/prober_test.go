@@ -34,19 +34,29 @@ func (c *lossyConn) ReadFrom(b []byte) (int, net.Addr, error) {
 	}
 }
 
-// startAgent serves an agent for node on a loopback port; wrap, when not
-// nil, wraps its connection.
-func startAgent(t *testing.T, ctx context.Context, node string, wrap func(net.PacketConn) net.PacketConn, setup func(*Agent)) string {
+// listenPair opens a request socket on loopback and the train socket on
+// the port after it, as Listen does, without kernel timestamps.
+func listenPair(t testing.TB) (conn, trains *net.UDPConn) {
 	t.Helper()
-	conn, err := net.ListenPacket("udp", "127.0.0.1:0")
+	conn, trains, err := listenPairOf()
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := conn.LocalAddr().String()
+	return conn, trains
+}
+
+// startAgent serves an agent for node on loopback ports; wrap, when not
+// nil, wraps its request connection.
+func startAgent(t *testing.T, ctx context.Context, node string, wrap func(net.PacketConn) net.PacketConn, setup func(*Agent)) string {
+	t.Helper()
+	udp, trains := listenPair(t)
+	addr := udp.LocalAddr().String()
+	var conn net.PacketConn = udp
 	if wrap != nil {
 		conn = wrap(conn)
 	}
 	a := NewAgent(node, conn)
+	a.trainConn = trains
 	if setup != nil {
 		setup(a)
 	}

@@ -8,7 +8,8 @@ import (
 	"golang.org/x/net/ipv4"
 )
 
-// sendTrain sends train id's packets to addr, handing them to the kernel
+// sendTrain sends train id's packets to the train port of the agent at
+// addr, handing them to the kernel
 // in as few calls as it takes (sendmmsg where there is one), so that the
 // prober's own scheduling hardly spaces them. It returns when the sending
 // began and ended, and how many packets went.
@@ -16,7 +17,7 @@ func (p *Prober) sendTrain(addr netip.AddrPort, id uint64) (first, last time.Tim
 	n := p.cfg.TrainPackets
 	bufs := make([]byte, n*TrainPacketSize)
 	msgs := make([]ipv4.Message, n)
-	to := net.UDPAddrFromAddrPort(addr)
+	to := net.UDPAddrFromAddrPort(netip.AddrPortFrom(addr.Addr(), TrainPort(addr.Port())))
 	for i := range msgs {
 		b := bufs[i*TrainPacketSize : (i+1)*TrainPacketSize]
 		encodeTrain(b, id, uint32(i))

@@ -10,10 +10,11 @@
 //   - hello: the agent answers with its node's name, so the prober needs no
 //     API credentials to map an address to a node;
 //   - echo: answered with the same key, the time the agent's kernel
-//     received the echo and the time the agent sent the answer, so the
-//     prober takes the time the answer waited for a CPU out of the round
-//     trip; the round trip is the node's latency, the share left
-//     unanswered its loss;
+//     received the echo, the time the agent sent the answer, and a hash of
+//     its node's name: the prober takes the time the echo waited for a CPU
+//     out of the round trip, and asks for the name again when the hash is
+//     not its node's; the round trip is the node's latency, the share
+//     left unanswered its loss;
 //   - train: a burst of same-sized packets the agent only counts; how fast
 //     they arrive, past the link's queue, is the node's bandwidth;
 //   - report: the agent answers with what it counted of one train.
@@ -42,6 +43,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"time"
 )
 
@@ -128,12 +130,13 @@ func decodeHello(b []byte) (id uint64, node string, err error) {
 	return binary.BigEndian.Uint64(b[6:]), string(b[16 : 16+n]), nil
 }
 
-// echoStamps are an echo answer's times, by the agent's clock: when its
-// kernel received the echo and when it sent the answer. Only their
-// difference, the time the echo waited in the agent, means anything to the
-// prober.
+// echoStamps are what an echo answer adds to the request: the agent's
+// times, by its clock, when its kernel received the echo and when it sent
+// the answer (only their difference, the time the echo waited in the
+// agent, means anything to the prober), and the hash of its node's name.
 type echoStamps struct {
 	Received, Sent time.Time
+	NodeHash       uint64
 }
 
 // residence is how long the echo waited in the agent: never negative.
@@ -144,11 +147,19 @@ func (s echoStamps) residence() time.Duration {
 	return max(s.Sent.Sub(s.Received), 0)
 }
 
-// Offsets of an echo's times.
+// Offsets of an echo answer's fields.
 const (
 	echoReceivedAt = 14
 	echoSentAt     = 22
+	echoNodeHashAt = 30
 )
+
+// nodeHash is the hash of a node's name an echo answer carries.
+func nodeHash(node string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(node))
+	return h.Sum64()
+}
 
 // encodeEcho builds an echo request carrying key.
 func encodeEcho(b []byte, key uint64) []byte {
@@ -159,12 +170,14 @@ func encodeEcho(b []byte, key uint64) []byte {
 	return b
 }
 
-// encodeEchoAnswer builds the answer to the echo of key, received at; its
-// sent time is filled in by stampEchoSent just before it leaves.
-func encodeEchoAnswer(b []byte, key uint64, received time.Time) []byte {
+// encodeEchoAnswer builds the answer to the echo of key, received at, for
+// the node whose name hashes to node; its sent time is filled in by
+// stampEchoSent just before it leaves.
+func encodeEchoAnswer(b []byte, key uint64, received time.Time, node uint64) []byte {
 	b = encodeEcho(b, key)
 	b[4] |= answerBit
 	binary.BigEndian.PutUint64(b[echoReceivedAt:], uint64(received.UnixNano()))
+	binary.BigEndian.PutUint64(b[echoNodeHashAt:], node)
 	return b
 }
 
@@ -185,6 +198,7 @@ func decodeEcho(b []byte) (uint64, echoStamps, error) {
 	if t := int64(binary.BigEndian.Uint64(b[echoSentAt:])); t != 0 {
 		s.Sent = time.Unix(0, t)
 	}
+	s.NodeHash = binary.BigEndian.Uint64(b[echoNodeHashAt:])
 	return binary.BigEndian.Uint64(b[6:]), s, nil
 }
 

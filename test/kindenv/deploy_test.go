@@ -368,7 +368,11 @@ func TestLiveAgentPolicy(t *testing.T) {
 	renderTyped(t, dir, "DaemonSet", "kns-3-agent", &ds)
 	var d appsv1.Deployment
 	renderTyped(t, dir, "Deployment", Deployment, &d)
-	agentPort := ds.Spec.Template.Spec.Containers[0].Ports[0]
+	ports := ds.Spec.Template.Spec.Containers[0].Ports
+	if len(ports) != 2 || ports[1].ContainerPort != ports[0].ContainerPort+1 {
+		t.Fatalf("agent ports %v: want the probe port and the train port after it", ports)
+	}
+	agentPort, trainPort := ports[0], ports[1]
 	if np.Namespace != ds.Namespace {
 		t.Fatalf("the policy is in %q, the agents in %q", np.Namespace, ds.Namespace)
 	}
@@ -392,7 +396,9 @@ func TestLiveAgentPolicy(t *testing.T) {
 		want     bool
 	}{
 		{"the scheduler's pod, probe port", ds.Namespace, d.Spec.Template.Labels, agentPort.Protocol, agentPort.ContainerPort, true},
-		{"the scheduler's pod, another port", ds.Namespace, d.Spec.Template.Labels, agentPort.Protocol, agentPort.ContainerPort + 1, false},
+		{"the scheduler's pod, train port", ds.Namespace, d.Spec.Template.Labels, trainPort.Protocol, trainPort.ContainerPort, true},
+		{"the scheduler's pod, another port", ds.Namespace, d.Spec.Template.Labels, agentPort.Protocol, trainPort.ContainerPort + 1, false},
+		{"a workload pod, train port", "default", sample, trainPort.Protocol, trainPort.ContainerPort, false},
 		{"the scheduler's pod, TCP", ds.Namespace, d.Spec.Template.Labels, v1.ProtocolTCP, agentPort.ContainerPort, false},
 		{"a workload pod", "default", sample, agentPort.Protocol, agentPort.ContainerPort, false},
 		{"a pod labelled as the scheduler in another namespace", "default", d.Spec.Template.Labels, agentPort.Protocol, agentPort.ContainerPort, false},
