@@ -97,6 +97,7 @@ func inNamespace(f *features.FeatureBuilder, name string) *features.FeatureBuild
 // namespace.
 type cluster struct {
 	t      *testing.T
+	env    *envconf.Config
 	cfg    *rest.Config
 	client kubernetes.Interface
 	ns     string
@@ -111,7 +112,7 @@ func newCluster(t *testing.T, envCfg *envconf.Config) *cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &cluster{t: t, cfg: cfg, client: client, ns: envCfg.Namespace()}
+	c := &cluster{t: t, env: envCfg, cfg: cfg, client: client, ns: envCfg.Namespace()}
 	if c.ns == "" {
 		t.Fatal("the feature has no namespace (inNamespace)")
 	}

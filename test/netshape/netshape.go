@@ -1,8 +1,9 @@
 // Package netshape shapes a kind node's link for real: a bandwidth cap in
 // both directions (tc tbf on the node's eth0 and on its host-side veth
 // peer) and random loss of what arrives at the node (an nftables
-// numgen random drop). The host's tc, ip and nft run in the node's network
-// namespace through nsenter, so the node image needs nothing more. There is
+// numgen random drop). Counter counts what crosses a node, by address and
+// port. The host's tc, ip and nft run in the node's network namespace
+// through nsenter, so the node image needs nothing more. There is
 // no netem on this kind of host: delay comes only from queueing behind the
 // cap.
 package netshape
