@@ -5,8 +5,9 @@
 #   full:  BENCH_RUNS (default 3) runs of everything at 500-5000 nodes
 #   smoke: one short run of everything, so the benchmarks keep working
 # A second argument `reliability` runs only step 4 and its report; `value`
-# only step 5 (the value benchmark on a shaped kind cluster, full mode: the
-# kind suite runs it briefly in make test) and docs/value.md; `event` only
+# only step 5 (the value benchmark and the probe accuracy benchmark on a
+# shaped kind cluster, full mode: the kind suite runs the first briefly in
+# make test) and docs/value.md and docs/probe-accuracy.md; `event` only
 # the placement event's three scheduler_perf workloads (5000 nodes: event
 # on, off, and made but not written) and their section of
 # docs/performance.md.
@@ -44,7 +45,7 @@ fi
 case $steps in
   all) rm -rf "$out" ;;
   reliability) rm -rf "$out/reliability" "$out/reliability.jsonl" ;;
-  value) rm -rf "$out/value" "$out/value.json" ;;
+  value) rm -rf "$out/value" "$out/value.json" "$out/accuracy.json" ;;
   event) rm -rf "$out/perf" ;;
 esac
 mkdir -p "$out/perf" "$out/load" "$out/reliability" "$out/value"
@@ -136,16 +137,20 @@ fi
 # The value benchmark (e2e TestLiveNetwork): the same clients on a
 # kind cluster with shaped links, placed by the default scheduler, by KNS-3
 # with static numbers and with live ones; value.json for docs/value.md.
-# About 8 minutes with the node image built; the smoke mode leaves it to
-# the kind suite, which runs it with 5 s clients in make test.
+# Then, on the same cluster, the probe accuracy benchmark (e2e
+# TestProbeAccuracy): deploy/live as shipped, one worker's link shaped six
+# ways, ten windows each; accuracy.json for docs/probe-accuracy.md.
+# About 25 minutes with the node image built; the smoke mode leaves the
+# value benchmark to the kind suite, which runs it with 5 s clients in make
+# test, and the accuracy benchmark to its live checks.
 if [ "$mode" = full ] && { [ "$steps" = all ] || [ "$steps" = value ]; }; then
-  echo "bench: 5/5 the value benchmark on a shaped kind cluster (30 s clients)"
+  echo "bench: 5/5 the value benchmark (30 s clients) and the probe accuracy benchmark on a shaped kind cluster"
   hack/dockerhost/setup.sh >/dev/null
   start=$(date +%s)
-  go test -vet=off -tags e2e -count=1 -timeout 60m -v -run '^TestLiveNetwork$' ./e2e/ \
-    -kns3.value-duration=30s -kns3.value-out="$abs/value.json" >"$out/value/run.log" 2>&1 \
-    || { grep -E '^(---|=== RUN|\s+(live|value)_test|FAIL|panic|e2e)' "$out/value/run.log" | tail -40; exit 1; }
-  grep -E 'live_test.go:[0-9]+: (default|KNS-3|live)' "$out/value/run.log" | sed 's/^ *live_test.go:[0-9]*: /bench:   /'
+  go test -vet=off -tags e2e -count=1 -timeout 90m -v -run '^(TestLiveNetwork|TestProbeAccuracy)$' ./e2e/ \
+    -kns3.value-duration=30s -kns3.value-out="$abs/value.json" -kns3.accuracy-out="$abs/accuracy.json" >"$out/value/run.log" 2>&1 \
+    || { grep -E '^(---|=== RUN|\s+(live|value|accuracy)_test|FAIL|panic|e2e)' "$out/value/run.log" | tail -40; exit 1; }
+  grep -E '(live|accuracy)_test.go:[0-9]+: (default|KNS-3|live|[0-9]|unshaped|[0-9.]+ Mbit)' "$out/value/run.log" | sed 's/^ *[a-z]*_test.go:[0-9]*: /bench:   /'
   echo "bench:   $(( $(date +%s) - start ))s"
 fi
 
@@ -158,7 +163,8 @@ case $mode-$steps in
 esac
 go run ./test/perf/report -in "$out" -out "$docs" -machine "$machine" -command "$command" -report "$steps"
 case $mode-$steps in
-  full-all) echo "bench: wrote $docs/performance.md, $docs/reliability.md and $docs/value.md" ;;
+  full-all) echo "bench: wrote $docs/performance.md, $docs/reliability.md, $docs/value.md and $docs/probe-accuracy.md" ;;
   smoke-all) echo "bench: wrote $docs/performance.md and $docs/reliability.md" ;;
+  full-value) echo "bench: wrote $docs/value.md and $docs/probe-accuracy.md" ;;
   *) echo "bench: wrote $docs/$steps.md" ;;
 esac

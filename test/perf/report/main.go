@@ -19,17 +19,17 @@ func main() {
 	machine := flag.String("machine", "", "one line describing the machine")
 	command := flag.String("command", "make bench", "the command that reproduces the numbers")
 	findings := flag.String("findings", "docs/performance-findings.md", "hand-written analysis appended to the report, if the file exists")
-	reports := flag.String("report", "all", "which reports to write: all (performance, and reliability and value when <in>/reliability.jsonl and <in>/value.json exist), performance, reliability, value, or event (the placement event's section of an existing performance.md)")
+	reports := flag.String("report", "all", "which reports to write: all (performance, and reliability, value and probe accuracy when <in>/reliability.jsonl, <in>/value.json and <in>/accuracy.json exist), performance, reliability, value, accuracy, or event (the placement event's section of an existing performance.md)")
 	flag.Parse()
 	var err error
 	switch *reports {
 	case "all", "performance":
 		err = run(*in, *out, *machine, *command, *findings)
-	case "reliability", "value":
+	case "reliability", "value", "accuracy":
 	case "event":
 		err = writeEventReport(*in, *out)
 	default:
-		err = fmt.Errorf("-report %q: want all, performance, reliability, value or event", *reports)
+		err = fmt.Errorf("-report %q: want all, performance, reliability, value, accuracy or event", *reports)
 	}
 	if err == nil && (*reports == "all" || *reports == "reliability") {
 		rel := filepath.Join(*in, "reliability.jsonl")
@@ -45,6 +45,15 @@ func main() {
 			err = writeValue(val, filepath.Join(*in, "plot"), *out, *machine, *command)
 		} else {
 			fmt.Fprintf(os.Stderr, "report: no %s, no value report\n", val)
+		}
+	}
+	// The accuracy benchmark runs in the value step, on the same cluster.
+	if err == nil && (*reports == "all" || *reports == "value" || *reports == "accuracy") {
+		acc := filepath.Join(*in, "accuracy.json")
+		if _, statErr := os.Stat(acc); statErr == nil || *reports == "accuracy" {
+			err = writeAccuracy(acc, *out, *machine, *command)
+		} else {
+			fmt.Fprintf(os.Stderr, "report: no %s, no probe accuracy report\n", acc)
 		}
 	}
 	if err != nil {
