@@ -16,6 +16,7 @@ import (
 	"kns3.dev/kns3/installclient"
 	"kns3.dev/kns3/scheduler/apis/config"
 	"kns3.dev/kns3/scheduler/apis/status"
+	"kns3.dev/kns3/simulator/api"
 	"kns3.dev/kns3/test/conditions"
 	"kns3.dev/kns3/test/kindenv"
 	"kns3.dev/kns3/test/netshape"
@@ -46,7 +47,13 @@ func showLive(ctx context.Context, cl *kindenv.Cluster, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	printMeasured(w, sim)
+	// The scheduler publishes the numbers it scores by; the simulator
+	// serves, beside them, how sure each is.
+	_, answer, err := kindenv.Simulate(ctx, cl.Config, cl.Client, 10*time.Second)
+	if err != nil || answer == nil {
+		return fmt.Errorf("reading the simulator's measurements: %v", err)
+	}
+	printMeasured(w, sim, answer)
 	names := make([]string, livePods)
 	for i := range names {
 		names[i] = fmt.Sprintf("live-%d", i)
@@ -102,8 +109,11 @@ func windowAfter(ctx context.Context, cl *kindenv.Cluster, at time.Time) (*statu
 	return sim, nil
 }
 
-func printMeasured(w io.Writer, s *status.Simulation) {
-	fmt.Fprintf(w, "\nMeasured over the %ds window to %s:\n\n", s.WindowSeconds, s.Timestamp.UTC().Format(time.TimeOnly))
+// printMeasured prints what the scheduler holds: each node's metrics and
+// score, with the intervals, samples and ages the simulator serves beside
+// them in its latest answer.
+func printMeasured(w io.Writer, s *status.Simulation, answer *api.SimulationResponse) {
+	fmt.Fprintf(w, "\nMeasured over the %ds window to %s (95 %% intervals; bandwidth from probe trains, \"≥\" where a train\narrived as fast as it was sent, so the link is at least that fast):\n\n", s.WindowSeconds, s.Timestamp.UTC().Format(time.TimeOnly))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NODE\tLATENCY\tBANDWIDTH\tLOSS\tSCORE")
 	nodes := make([]string, 0, len(s.MilliScores))
@@ -112,18 +122,28 @@ func printMeasured(w io.Writer, s *status.Simulation) {
 	}
 	slices.Sort(nodes)
 	for _, n := range nodes {
-		m := s.Metrics[n]
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.3f\n", n, value(m.LatencyMs, "%.2f ms", 1), value(m.BandwidthMbps, "%.1f Mbit/s", 1),
-			value(m.PacketLoss, "%.1f%%", 100), float64(s.MilliScores[n])/1000)
+		var m api.Measurements
+		if r, ok := answer.Results[n]; ok && r.Measured != nil {
+			m = *r.Measured
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.3f\n", n, estimate(m.LatencyMs, "%.2f", " ms", 1), estimate(m.BandwidthMbps, "%.0f", " Mbit/s", 1),
+			estimate(m.PacketLoss, "%.1f", "%", 100), float64(s.MilliScores[n])/1000)
 	}
 	tw.Flush()
 }
 
-func value(v *float64, format string, scale float64) string {
-	if v == nil {
-		return "-"
+// estimate prints a measured metric as its value and interval, scaled, or
+// "≥ value" for a lower bound, with the number of samples.
+func estimate(e *api.Estimate, format, unit string, scale float64) string {
+	switch {
+	case e == nil:
+		return "unknown"
+	case e.AtLeast:
+		return fmt.Sprintf("≥ "+format+"%s (%d trains)", e.Value*scale, unit, e.Samples)
+	case e.High == nil:
+		return fmt.Sprintf(format+"%s", e.Value*scale, unit)
 	}
-	return fmt.Sprintf(format, *v*scale)
+	return fmt.Sprintf(format+" ["+format+"–"+format+"]%s", e.Value*scale, e.Low*scale, *e.High*scale, unit)
 }
 
 // createLivePod creates an ordinary pod of the sample's kind.
