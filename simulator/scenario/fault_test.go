@@ -1,14 +1,11 @@
 package scenario
 
 import (
-	"context"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/klog/v2"
 )
 
@@ -186,27 +183,27 @@ func TestWatchExitOnReload(t *testing.T) {
 	path, write := scenarioFile(t)
 	write("nodes: {a: {score: 1}}\nfault: {exit_code: 3}")
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	var rec loadRecorder
-	if err := Watch(ctx, path, 10*time.Millisecond, ExitOnReload(klog.FromContext(ctx), rec.exit, rec.onLoad)); err != nil {
+	w, err := newWatcher(klog.Background(), path, ExitOnReload(klog.Background(), rec.exit, rec.onLoad))
+	if err != nil {
 		t.Fatal(err)
 	}
 	if loads, exits := rec.counts(); loads != 1 || len(exits) != 0 {
 		t.Fatalf("start-up: loads %d exits %v, want the scenario served and no exit", loads, exits)
 	}
-	time.Sleep(50 * time.Millisecond) // polls of the unchanged file must not exit either
+	// Polls of the unchanged file must not exit either.
+	for range 3 {
+		if got := w.poll(); got != unchanged {
+			t.Fatalf("poll of the unchanged file: %v", got)
+		}
+	}
 	if _, exits := rec.counts(); len(exits) != 0 {
 		t.Fatalf("exits %v without a reload", exits)
 	}
 
 	write("nodes: {a: {score: 2}}\nfault: {exit_code: 42, hang: true}")
-	err := wait.PollUntilContextTimeout(ctx, 5*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
-		_, exits := rec.counts()
-		return len(exits) > 0, nil
-	})
-	if err != nil {
-		t.Fatalf("no exit after a reload with exit_code: %v", err)
+	if got := w.poll(); got != reloaded {
+		t.Fatalf("poll after the change: %v, want a reload", got)
 	}
 	if loads, exits := rec.counts(); loads != 1 || !slices.Equal(exits, []int{42}) {
 		t.Errorf("loads %d exits %v, want 1 load and exit(42)", loads, exits)

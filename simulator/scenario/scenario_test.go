@@ -12,6 +12,7 @@ import (
 	"unicode"
 
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/klog/v2"
 )
 
 func TestParse(t *testing.T) {
@@ -124,9 +125,10 @@ func TestResponseWithoutScenario(t *testing.T) {
 	}
 }
 
-// TestWatchReloadsAndKeepsLastGood replaces the file the way the kubelet
-// updates a ConfigMap volume: a new file renamed over the old one.
-func TestWatchReloadsAndKeepsLastGood(t *testing.T) {
+// TestWatchReloads replaces the file the way the kubelet updates a
+// ConfigMap volume, a new file renamed over the old one, under Watch's own
+// polling.
+func TestWatchReloads(t *testing.T) {
 	path, write := scenarioFile(t)
 	write("nodes: {a: {score: 1}}")
 
@@ -164,16 +166,39 @@ func TestWatchReloadsAndKeepsLastGood(t *testing.T) {
 	if s := waitFor(2, "reload"); *s.Nodes["a"].Score != 2 {
 		t.Fatalf("reloaded scenario %+v", s.Nodes)
 	}
-	write("nodes: {a: {packet_loss: 7}}")
-	time.Sleep(100 * time.Millisecond)
-	mu.Lock()
-	if len(loaded) != 2 {
-		t.Errorf("a malformed scenario was handed on: %d loads", len(loaded))
+}
+
+// TestWatcherKeepsLastGood polls a scenario file by hand: a malformed
+// version is rejected and not handed on, an unchanged file is not handed
+// on again, and the next good version is.
+func TestWatcherKeepsLastGood(t *testing.T) {
+	path, write := scenarioFile(t)
+	write("nodes: {a: {score: 1}}")
+	var loaded []*Scenario
+	w, err := newWatcher(klog.Background(), path, func(s *Scenario) { loaded = append(loaded, s) })
+	if err != nil {
+		t.Fatal(err)
 	}
-	mu.Unlock()
-	write("nodes: {a: {score: 3}}")
-	if s := waitFor(3, "reload after a bad version"); *s.Nodes["a"].Score != 3 {
-		t.Fatalf("scenario %+v", s.Nodes)
+	for _, step := range []struct {
+		content string
+		want    polled
+		loads   int
+	}{
+		{"", unchanged, 1},
+		{"nodes: {a: {packet_loss: 7}}", rejected, 1},
+		{"", rejected, 1},
+		{"nodes: {a: {score: 3}}", reloaded, 2},
+		{"", unchanged, 2},
+	} {
+		if step.content != "" {
+			write(step.content)
+		}
+		if got := w.poll(); got != step.want || len(loaded) != step.loads {
+			t.Fatalf("after %q: poll %v with %d loads, want %v with %d", step.content, got, len(loaded), step.want, step.loads)
+		}
+	}
+	if *loaded[1].Nodes["a"].Score != 3 {
+		t.Errorf("handed on %+v, want the last good version", loaded[1].Nodes)
 	}
 }
 
