@@ -82,6 +82,15 @@ def go_dependencies():
         version = "v0.0.0-20250102033503-faa5f7b0171c",
     )
     go_repository(
+        name = "com_github_bazelbuild_buildtools",
+        build_file_generation = "clean",
+        build_file_proto_mode = "disable_global",
+        importpath = "github.com/bazelbuild/buildtools",
+        sum = "h1:scNMqf+FgmWYYwsX4TNjQcDLZu5kbWSwNsbrGkiF23I=",
+        version = "v0.0.0-20260904073137-eaa4d125b423",
+    )
+
+    go_repository(
         name = "com_github_beorn7_perks",
         build_file_proto_mode = "disable_global",
         importpath = "github.com/beorn7/perks",
@@ -734,6 +743,13 @@ def go_dependencies():
         importpath = "github.com/google/s2a-go",
         sum = "h1:LGD7gtMgezd8a/Xak7mEWL0PjoTQFvpRudN895yqKW0=",
         version = "v0.1.9",
+    )
+    go_repository(
+        name = "com_github_google_safeopen",
+        build_file_proto_mode = "disable_global",
+        importpath = "github.com/google/safeopen",
+        sum = "h1:NcJjfIYRDHuboRtptwjtdQflVDKgXSqTIfwu9PpE9uo=",
+        version = "v0.0.0-20260327150837-43626d6f4685",
     )
 
     go_repository(
@@ -2080,6 +2096,14 @@ def go_dependencies():
         sum = "h1:5rrYs0Ykyj50sdU/JU0x8etU+LubXWb+gED6TbEdMIk=",
         version = "v1.11.0",
     )
+    go_repository(
+        name = "net_starlark_go",
+        build_file_proto_mode = "disable_global",
+        importpath = "go.starlark.net",
+        sum = "h1:xwwDQW5We85NaTk2APgoN9202w/l0DVGp+GZMfsrh7s=",
+        version = "v0.0.0-20210223155950-e043a3d3c984",
+    )
+
     go_repository(
         name = "org_bitbucket_bertimus9_systemstat",
         build_file_proto_mode = "disable_global",

@@ -125,7 +125,9 @@ func TestProberMeasures(t *testing.T) {
 	if got := snap.Nodes["fine"].PacketLoss.Value; got > 0.02 {
 		t.Errorf("fine node: loss %.3f, want about 0", got)
 	}
-	if got := snap.Nodes["slow"].BandwidthMbps; got.AtLeast || math.Abs(got.Value-rateMbps)/rateMbps > 0.01 {
+	// The slow agent's clock also ticks for the echoes it reads while a
+	// train arrives: a few ticks in 80.
+	if got := snap.Nodes["slow"].BandwidthMbps; got.AtLeast || math.Abs(got.Value-rateMbps)/rateMbps > 0.05 {
 		t.Errorf("slow node: bandwidth %+v Mbit/s, want %.0f, measured", *got, rateMbps)
 	}
 	// Loopback carries a train as fast as it is sent: a lower bound.
