@@ -3,7 +3,9 @@
 // its source (asked in the cycle, or kept by a background loop), Score
 // reads a node's score × 1000, NormalizeScore maps the scores onto 0–100.
 // The simulator client is simclient; what a cycle says about a placement,
-// and the arithmetic of scores, is placement.
+// and the arithmetic of scores, is placement; the status it publishes is
+// written by publish, with the drifted pods drift lists. status.go is
+// where the plugin's state becomes that status.
 package customscore
 
 import (
@@ -17,13 +19,14 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 
 	apiconfig "kns3.dev/kns3/scheduler/apis/config"
 	"kns3.dev/kns3/scheduler/apis/status"
+	"kns3.dev/kns3/scheduler/plugins/customscore/drift"
 	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
+	"kns3.dev/kns3/scheduler/plugins/customscore/publish"
 	"kns3.dev/kns3/scheduler/plugins/customscore/simclient"
 )
 
@@ -45,12 +48,14 @@ type CustomScore struct {
 	metrics  *profileMetrics
 	client   *simclient.Client
 	source   source
+	// breaker is the source's circuit breaker, nil for a source without one.
+	breaker breakerReporter
 	// absolute keeps the simulator's scale in NormalizeScore instead of
 	// stretching the cycle's scores onto 0-100.
 	absolute bool
 	// drift lists the running pods whose node has drifted, in the
 	// published status; nil when off or without informers.
-	drift *driftTracker
+	drift *drift.Tracker
 	// stop ends the plugin's goroutines; wg waits for them.
 	stop context.CancelFunc
 	wg   sync.WaitGroup
@@ -82,68 +87,45 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 	logger := klog.FromContext(ctx).WithValues("plugin", Name, "profile", profile)
 	base, _ := url.Parse(args.SimulatorURL) // validated
 	simulate := base.JoinPath("simulate")
-	shown := simulate.Redacted()
-	client := simclient.New(simclient.Options{
-		URL: simulate.String(), ShownURL: shown, Timeout: args.Timeout.Duration,
+	pl := &CustomScore{args: args, shownURL: simulate.Redacted(), metrics: m, absolute: args.Normalization == apiconfig.NormalizationAbsolute}
+	pl.client = simclient.New(simclient.Options{
+		URL: simulate.String(), ShownURL: pl.shownURL, Timeout: args.Timeout.Duration,
 		RetryDelay: args.RetryDelay.Duration, MaxBodyBytes: args.MaxBodyBytes,
 	}, m)
-	pl := &CustomScore{
-		args:     args,
-		shownURL: shown,
-		metrics:  m,
-		client:   client,
-		absolute: args.Normalization == apiconfig.NormalizationAbsolute,
+	namespace := os.Getenv(status.NamespaceEnv)
+	publishing := namespace != "" && h != nil && h.ClientSet() != nil
+	idle := time.Duration(0)
+	if publishing {
+		idle = publish.Interval
 	}
+	m.breakerState(breakerClosed)
+	pl.source = newSource(args, pl.client, m, logger, idle)
+	pl.breaker, _ = pl.source.(breakerReporter)
 	if args.DriftMarginMilli > 0 && h != nil && h.SharedInformerFactory() != nil {
 		informers := h.SharedInformerFactory().Core().V1()
-		pl.drift = &driftTracker{profile: profile, margin: args.DriftMarginMilli, now: time.Now,
-			pods: informers.Pods().Lister(), nodes: informers.Nodes().Lister(), seen: map[types.UID]*podDrift{}}
+		pl.drift = drift.New(profile, args.DriftMarginMilli, informers.Pods().Lister(), informers.Nodes().Lister())
 	}
 	ctx, pl.stop = context.WithCancel(klog.NewContext(ctx, logger))
-	m.breakerState(breakerClosed)
-	if args.RefreshMode == apiconfig.RefreshBackground {
-		interval := args.RefreshInterval.Duration
-		pl.source = &background{
-			poller:  simclient.NewPoller(client, args.Timeout.Duration, interval, interval),
-			maxAge:  args.MaxSimulationAge.Duration,
-			now:     time.Now,
-			metrics: m,
-		}
-	} else {
-		cb := newBreaker(int(args.BreakerFailureThreshold), func(from, to breakerState, failures int) {
-			m.breakerState(to)
-			switch {
-			case to == breakerOpen && from == breakerClosed:
-				logger.Info("Simulator circuit breaker opened: scoring is skipped without calling the simulator, which is probed in the background",
-					"url", shown, "failedCycles", failures, "maxProbePause", args.BreakerCooldown.Duration)
-			case to == breakerClosed:
-				logger.Info("Simulator circuit breaker closed: simulator answers again", "url", shown)
-			}
-		})
-		pl.source = &perCycle{
-			client:        client,
-			metrics:       m,
-			attempts:      int(args.Retries) + 1,
-			timeout:       args.Timeout.Duration,
-			latencyBudget: args.BreakerLatencyBudget.Duration,
-			cb:            cb,
-			prober:        simclient.NewPoller(client, args.Timeout.Duration, 0, args.BreakerCooldown.Duration),
-		}
-	}
 	pl.wg.Go(func() { pl.source.run(ctx) })
+	logConfigured(logger, args, pl.shownURL)
+	if publishing {
+		pub := publish.New(h.ClientSet(), namespace, profile, pl.statusSource(profile))
+		pl.wg.Go(func() { pub.Run(ctx) })
+	} else {
+		logger.V(1).Info("Not publishing the plugin's status: the scheduler does not know its pod's namespace",
+			"env", status.NamespaceEnv)
+	}
+	return pl, nil
+}
+
+// logConfigured logs every effective arg, at --v=1.
+func logConfigured(logger klog.Logger, args *apiconfig.CustomScorePluginArgs, shown string) {
 	logger.V(1).Info("Plugin configured", "url", shown, "refreshMode", args.RefreshMode, "timeout", args.Timeout.Duration,
 		"retries", args.Retries, "retryDelay", args.RetryDelay.Duration, "maxBodyBytes", args.MaxBodyBytes,
 		"breakerFailureThreshold", args.BreakerFailureThreshold, "breakerCooldown", args.BreakerCooldown.Duration,
 		"breakerLatencyBudget", args.BreakerLatencyBudget.Duration, "refreshInterval", args.RefreshInterval.Duration,
 		"maxSimulationAge", args.MaxSimulationAge.Duration, "normalization", args.Normalization,
 		"driftMarginMilli", args.DriftMarginMilli)
-	if pub := newPublisher(h, profile, os.Getenv(status.NamespaceEnv), pl.source.keepFresh, pl.statusSource(profile)); pub != nil {
-		pl.wg.Go(func() { pub.run(ctx) })
-	} else {
-		logger.V(1).Info("Not publishing the plugin's status: the scheduler does not know its pod's namespace",
-			"env", status.NamespaceEnv)
-	}
-	return pl, nil
 }
 
 // Name returns the name of the plugin.

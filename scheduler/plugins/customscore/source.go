@@ -8,6 +8,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 
+	apiconfig "kns3.dev/kns3/scheduler/apis/config"
 	"kns3.dev/kns3/scheduler/apis/status"
 	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
 	"kns3.dev/kns3/scheduler/plugins/customscore/simclient"
@@ -23,12 +24,44 @@ type source interface {
 	// run is the source's own goroutine until ctx ends: the prober of an
 	// open breaker, or the refresh loop.
 	run(ctx context.Context)
-	// breaker is the circuit breaker's state (status.Breaker*), "" for a
-	// source without one.
-	breaker() string
-	// keepFresh asks the simulator once when it was last asked longer
-	// than maxAge ago and the source would not ask by itself.
-	keepFresh(ctx context.Context, maxAge time.Duration)
+}
+
+// newSource returns the source args.RefreshMode names, asking through
+// client. idle, when not 0, is how long a PerCycle simulator may go
+// unasked while the status is published (a cycle asks only when more than
+// one node is feasible); Background mode asks every refresh interval
+// anyway.
+func newSource(args *apiconfig.CustomScorePluginArgs, client *simclient.Client, m *profileMetrics, logger klog.Logger, idle time.Duration) source {
+	if args.RefreshMode == apiconfig.RefreshBackground {
+		interval := args.RefreshInterval.Duration
+		return &background{
+			poller:  simclient.NewPoller(client, args.Timeout.Duration, interval, interval),
+			maxAge:  args.MaxSimulationAge.Duration,
+			now:     time.Now,
+			metrics: m,
+		}
+	}
+	shown := client.ShownURL()
+	cb := newBreaker(int(args.BreakerFailureThreshold), func(from, to breakerState, failures int) {
+		m.breakerState(to)
+		switch {
+		case to == breakerOpen && from == breakerClosed:
+			logger.Info("Simulator circuit breaker opened: scoring is skipped without calling the simulator, which is probed in the background",
+				"url", shown, "failedCycles", failures, "maxProbePause", args.BreakerCooldown.Duration)
+		case to == breakerClosed:
+			logger.Info("Simulator circuit breaker closed: simulator answers again", "url", shown)
+		}
+	})
+	return &perCycle{
+		client:        client,
+		metrics:       m,
+		attempts:      int(args.Retries) + 1,
+		timeout:       args.Timeout.Duration,
+		latencyBudget: args.BreakerLatencyBudget.Duration,
+		cb:            cb,
+		prober:        simclient.NewPoller(client, args.Timeout.Duration, 0, args.BreakerCooldown.Duration),
+		idle:          idle,
+	}
 }
 
 // perCycle asks the simulator in every scheduling cycle, behind a circuit
@@ -41,6 +74,9 @@ type perCycle struct {
 	latencyBudget time.Duration
 	cb            *breaker
 	prober        *simclient.Poller
+	// idle, when not 0, is how long the simulator may go unasked: the
+	// published status should say how it is now.
+	idle time.Duration
 }
 
 func (s *perCycle) simulation(ctx context.Context, pod *v1.Pod) (*simclient.Simulation, string) {
@@ -75,51 +111,65 @@ func (s *perCycle) simulation(ctx context.Context, pod *v1.Pod) (*simclient.Simu
 
 // run is the prober: each time the breaker opens it polls the simulator,
 // off the scheduling cycle, until one answer is good and within budget,
-// and closes the breaker. Cycles never wait for a probe.
+// and closes the breaker. Cycles never wait for a probe. While the breaker
+// is closed it keeps an idle simulator's state fresh (keepFresh).
 func (s *perCycle) run(ctx context.Context) {
-	logger := klog.FromContext(ctx)
+	var fresh <-chan time.Time
+	if s.idle > 0 {
+		t := time.NewTicker(s.idle)
+		defer t.Stop()
+		fresh = t.C
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-fresh:
+			s.keepFresh(ctx)
 		case <-s.cb.opened:
+			s.probe(ctx)
 		}
-		start, probes := time.Now(), 0
-		s.prober.Run(ctx, func(r simclient.Result) bool {
-			probes++
-			if r.Err != nil {
-				logger.V(3).Info("Simulator probe failed", "err", r.Err)
-				return false
-			}
-			if r.Took > s.latencyBudget {
-				logger.V(3).Info("Simulator probe answered slower than breakerLatencyBudget; the breaker stays open",
-					"took", r.Took, "budget", s.latencyBudget)
-				return false
-			}
-			s.cb.probeSucceeded()
-			logger.V(1).Info("Simulator probe answered", "probes", probes, "outage", time.Since(start).Round(time.Millisecond))
-			return true
-		}, nil)
 	}
 }
 
-func (s *perCycle) breaker() string {
+// probe polls until an answer closes the breaker, or ctx ends.
+func (s *perCycle) probe(ctx context.Context) {
+	logger := klog.FromContext(ctx)
+	start, probes := time.Now(), 0
+	s.prober.Run(ctx, func(r simclient.Result) bool {
+		probes++
+		if r.Err != nil {
+			logger.V(3).Info("Simulator probe failed", "err", r.Err)
+			return false
+		}
+		if r.Took > s.latencyBudget {
+			logger.V(3).Info("Simulator probe answered slower than breakerLatencyBudget; the breaker stays open",
+				"took", r.Took, "budget", s.latencyBudget)
+			return false
+		}
+		s.cb.probeSucceeded()
+		logger.V(1).Info("Simulator probe answered", "probes", probes, "outage", time.Since(start).Round(time.Millisecond))
+		return true
+	}, nil)
+}
+
+func (s *perCycle) breakerState() string {
 	if s.cb.allow() {
 		return status.BreakerClosed
 	}
 	return status.BreakerOpen
 }
 
-// keepFresh asks once when no cycle has for maxAge: a cycle asks only when
+// keepFresh asks once when nobody has for idle: a cycle asks only when
 // more than one node is feasible, and the published status (what kubectl
 // kns3 shows) should say how the simulator is now. While the breaker is
 // open its prober asks.
-func (s *perCycle) keepFresh(ctx context.Context, maxAge time.Duration) {
+func (s *perCycle) keepFresh(ctx context.Context) {
 	if !s.cb.allow() {
 		return
 	}
 	seen := s.client.Observed()
-	if time.Since(seen.LastSuccess) < maxAge || time.Since(seen.LastFailure) < maxAge {
+	if time.Since(seen.LastSuccess) < s.idle || time.Since(seen.LastFailure) < s.idle {
 		return
 	}
 	_, _, _, _ = s.client.Fetch(ctx, 1, s.timeout)
@@ -170,11 +220,6 @@ func (b *background) run(ctx context.Context) {
 		return false
 	}, nil)
 }
-
-func (b *background) breaker() string { return "" }
-
-// keepFresh has nothing to do: the loop asks every refresh interval.
-func (b *background) keepFresh(context.Context, time.Duration) {}
 
 // take keeps a good answer unless a request started later has already
 // answered: a late answer to an older request must not replace a newer one.

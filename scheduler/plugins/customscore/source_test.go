@@ -3,7 +3,6 @@ package customscore
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
@@ -26,9 +25,7 @@ func (f *fakeSource) simulation(context.Context, *v1.Pod) (*simclient.Simulation
 	f.asked++
 	return f.sim, f.fallback
 }
-func (f *fakeSource) run(ctx context.Context)                  { <-ctx.Done() }
-func (f *fakeSource) breaker() string                          { return "" }
-func (f *fakeSource) keepFresh(context.Context, time.Duration) {}
+func (f *fakeSource) run(ctx context.Context) { <-ctx.Done() }
 
 // PreScore, Score and NormalizeScore over whatever the source gives, and
 // what the cycle leaves for the placement event.

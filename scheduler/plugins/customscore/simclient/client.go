@@ -223,6 +223,10 @@ func (c *Client) Observed() Observed {
 	return Observed{LastSuccess: c.seen.lastSuccess, LastFailure: c.seen.lastFailure, LastError: c.seen.lastErr, Newest: c.seen.newest}
 }
 
+// ShownURL is the /simulate URL without credentials, for logs and the
+// published status.
+func (c *Client) ShownURL() string { return c.shownURL }
+
 // Close drops the idle keep-alive connections to the simulator.
 func (c *Client) Close() {
 	c.http.CloseIdleConnections()

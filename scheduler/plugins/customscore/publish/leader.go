@@ -1,4 +1,4 @@
-package customscore
+package publish
 
 import (
 	"bytes"

@@ -1,4 +1,9 @@
-package customscore
+// Package drift follows a profile's running pods against the newest
+// simulation, for the published status: a pod has drifted when its node
+// has scored below the best node it could run on now by a margin, in every
+// fresh simulation, for longer than a window. It only lists such pods:
+// KNS-3 never evicts.
+package drift
 
 import (
 	"cmp"
@@ -14,7 +19,6 @@ import (
 	"kns3.dev/kns3/scheduler/apis/status"
 	"kns3.dev/kns3/scheduler/plugins/customfilter"
 	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
-	"kns3.dev/kns3/scheduler/plugins/customscore/simclient"
 )
 
 const (
@@ -24,13 +28,11 @@ const (
 	defaultWindow = 30 * time.Second
 )
 
-// driftTracker follows the profile's running pods against the newest
-// simulation: a pod has drifted when its node has scored below the best
-// node it could run on now by margin, in every fresh simulation, for
-// longer than a window. It only lists such pods: KNS-3 never evicts. A
-// stale simulation, or one without a score for the pod's node, counts for
-// nothing and restarts the pod's clock, so old numbers never make drift.
-type driftTracker struct {
+// Tracker lists the profile's drifted pods. A stale simulation, or one
+// without a score for the pod's node, counts for nothing and restarts the
+// pod's clock, so old numbers never make drift. It is not safe for
+// concurrent use: one goroutine (the publisher's) updates it.
+type Tracker struct {
 	profile string
 	margin  int64
 	pods    corelisters.PodLister
@@ -38,6 +40,12 @@ type driftTracker struct {
 	now     func() time.Time
 	// seen is by pod; a pod no longer running is forgotten.
 	seen map[types.UID]*podDrift
+}
+
+// New returns the tracker of profile's pods, listing those whose node
+// falls below the best by margin (thousandths of a score).
+func New(profile string, margin int64, pods corelisters.PodLister, nodes corelisters.NodeLister) *Tracker {
+	return &Tracker{profile: profile, margin: margin, pods: pods, nodes: nodes, now: time.Now, seen: map[types.UID]*podDrift{}}
 }
 
 type podDrift struct {
@@ -48,17 +56,17 @@ type podDrift struct {
 	since time.Time
 }
 
-// update judges the running pods against sim, received at received, and
-// returns those drifted, longest first, at most maxDriftListed, and how
-// many more there are.
-func (d *driftTracker) update(sim *simclient.Simulation, meta simclient.Meta, received time.Time) ([]status.DriftedPod, int) {
+// Update judges the running pods against sim, the newest simulation (nil
+// when there is none), and returns those drifted, longest first, at most
+// maxDriftListed, and how many more there are.
+func (d *Tracker) Update(sim *status.Simulation) ([]status.DriftedPod, int) {
 	now := d.now()
-	window := time.Duration(meta.WindowSeconds) * time.Second
-	if window <= 0 {
-		window = defaultWindow
+	window := defaultWindow
+	if sim != nil && sim.WindowSeconds > 0 {
+		window = time.Duration(sim.WindowSeconds) * time.Second
 	}
-	fresh := sim != nil && now.Sub(received) <= 2*window &&
-		(meta.Timestamp.IsZero() || now.Sub(meta.Timestamp) <= 2*window)
+	fresh := sim != nil && now.Sub(sim.Received) <= 2*window &&
+		(sim.Timestamp.IsZero() || now.Sub(sim.Timestamp) <= 2*window)
 	pods, err := d.pods.List(labels.Everything())
 	if err != nil {
 		return nil, 0
@@ -78,7 +86,7 @@ func (d *driftTracker) update(sim *simclient.Simulation, meta simclient.Meta, re
 		st := d.seen[pod.UID]
 		own, ok := int64(0), false
 		if fresh {
-			own, ok = sim.Scores[pod.Spec.NodeName]
+			own, ok = sim.MilliScores[pod.Spec.NodeName]
 		}
 		if !ok {
 			// Nothing fresh to judge by: the clock restarts.
@@ -94,7 +102,7 @@ func (d *driftTracker) update(sim *simclient.Simulation, meta simclient.Meta, re
 		class := filterClass(pod)
 		top, ok := bestFor[class]
 		if !ok {
-			top = best2(pod, nodes, sim.Scores)
+			top = best2(pod, nodes, sim.MilliScores)
 			bestFor[class] = top
 		}
 		alt := top[0]

@@ -1,4 +1,9 @@
-package customscore
+// Package publish writes a profile's status (scheduler/apis/status) into
+// the status ConfigMap of the scheduler pod's namespace, while this
+// scheduler leads. It only reads: the document comes from a snapshot
+// function the plugin gives it, so it knows nothing of the plugin and
+// never asks the simulator.
+package publish
 
 import (
 	"cmp"
@@ -17,31 +22,31 @@ import (
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
-	fwk "k8s.io/kube-scheduler/framework"
 
 	"kns3.dev/kns3/scheduler/apis/status"
-	"kns3.dev/kns3/scheduler/plugins/customscore/simclient"
 )
 
 const (
-	// publishInterval is the shortest pause between two publications while
-	// the state changes; publishHeartbeat the longest while it does not,
-	// so readers can tell a live scheduler from a stopped one.
-	publishInterval  = 5 * time.Second
-	publishHeartbeat = time.Minute
-	// maxStatusBytes bounds one profile's document: a ConfigMap holds at
-	// most 1 MiB, shared by the profiles. At 30 bytes a node, 8000 nodes'
-	// scores fit; the best-scored are kept.
-	maxStatusBytes = 256 << 10
-	// maxStatusText bounds the free-text fields taken from the simulator.
-	maxStatusText = 512
+	// Interval is the shortest pause between two publications while the
+	// state changes; heartbeat the longest while it does not, so readers
+	// can tell a live scheduler from a stopped one.
+	Interval  = 5 * time.Second
+	heartbeat = time.Minute
+	// maxBytes bounds one profile's document: a ConfigMap holds at most 1
+	// MiB, shared by the profiles. At 30 bytes a node, 8000 nodes' scores
+	// fit; the best-scored are kept.
+	maxBytes = 256 << 10
+	// maxText bounds the free-text fields taken from the simulator.
+	maxText = 512
+	// maxFieldManager is the API server's bound on a field manager's name.
+	maxFieldManager = 128
 )
 
-// publisher writes the plugin's status (status.ProfileStatus) into the
+// Publisher writes a profile's status (status.ProfileStatus) into the
 // status ConfigMap of the scheduler pod's namespace, with a server-side
 // apply that owns only the profile's own key: profiles and successive
 // leaders never conflict, and the RBAC needed is patch on that one object.
-type publisher struct {
+type Publisher struct {
 	client       kubernetes.Interface
 	namespace    string
 	key          string
@@ -50,40 +55,34 @@ type publisher struct {
 	heartbeat    time.Duration
 	maxBytes     int
 	now          func() time.Time
-	// refresh, when set, brings the newest simulation up to date first;
 	// snapshot is the state to publish, without Published.
-	refresh  func(ctx context.Context, maxAge time.Duration)
 	snapshot func() status.ProfileStatus
 	// leading reports whether this scheduler schedules (and so publishes).
 	leading func(context.Context) (bool, error)
 }
 
-// newPublisher returns the profile's publisher, or nil when the plugin
-// runs without a cluster client or outside a pod that knows its
-// namespace (a test, a scheduler run from a laptop).
-func newPublisher(h fwk.Handle, profile, namespace string, refresh func(context.Context, time.Duration), snapshot func() status.ProfileStatus) *publisher {
-	if h == nil || namespace == "" || h.ClientSet() == nil {
-		return nil
-	}
+// New returns the publisher of profile's status, taken from snapshot, into
+// namespace's status ConfigMap through client.
+func New(client kubernetes.Interface, namespace, profile string, snapshot func() status.ProfileStatus) *Publisher {
 	hostname, _ := os.Hostname()
 	key := status.Key(profile)
-	lc := &leaderCheck{client: h.ClientSet(), hostname: hostname, config: runningLeaderElection}
-	return &publisher{
-		client:       h.ClientSet(),
+	lc := &leaderCheck{client: client, hostname: hostname, config: runningLeaderElection}
+	return &Publisher{
+		client:       client,
 		namespace:    namespace,
 		key:          key,
-		fieldManager: truncate("kns-3-scheduler/"+key, 128),
-		interval:     publishInterval,
-		heartbeat:    publishHeartbeat,
-		maxBytes:     maxStatusBytes,
+		fieldManager: truncate("kns-3-scheduler/"+key, maxFieldManager),
+		interval:     Interval,
+		heartbeat:    heartbeat,
+		maxBytes:     maxBytes,
 		now:          time.Now,
-		refresh:      refresh,
 		snapshot:     snapshot,
 		leading:      lc.leading,
 	}
 }
 
-func (p *publisher) run(ctx context.Context) {
+// Run publishes every interval until ctx ends.
+func (p *Publisher) Run(ctx context.Context) {
 	logger := klog.FromContext(ctx).WithValues("configMap", klog.KRef(p.namespace, status.ConfigMapName), "key", p.key)
 	ticker := time.NewTicker(p.interval)
 	defer ticker.Stop()
@@ -118,7 +117,7 @@ func (p *publisher) run(ctx context.Context) {
 // publish writes the status when this scheduler leads and the state
 // changed since last (published at lastAt), or the heartbeat is due. It
 // returns what it wrote (nil when nothing) without the publication time.
-func (p *publisher) publish(ctx context.Context, last []byte, lastAt time.Time) ([]byte, time.Time, error) {
+func (p *Publisher) publish(ctx context.Context, last []byte, lastAt time.Time) ([]byte, time.Time, error) {
 	leading, err := p.leading(ctx)
 	if errors.Is(err, errNoComponentConfig) {
 		return nil, time.Time{}, nil // not running yet: nothing to say
@@ -126,10 +125,8 @@ func (p *publisher) publish(ctx context.Context, last []byte, lastAt time.Time) 
 	if err != nil || !leading {
 		return nil, time.Time{}, err
 	}
-	if p.refresh != nil {
-		p.refresh(ctx, p.interval)
-	}
 	doc := p.snapshot()
+	boundText(&doc)
 	doc.APIVersion, doc.Kind = status.APIVersion, status.Kind
 	doc.IntervalSeconds, doc.HeartbeatSeconds = int(p.interval/time.Second), int(p.heartbeat/time.Second)
 	unstamped, err := encodeBounded(&doc, p.maxBytes)
@@ -206,55 +203,11 @@ func encodeBounded(doc *status.ProfileStatus, maxBytes int) ([]byte, error) {
 	return json.Marshal(doc)
 }
 
-// statusSource returns the plugin's status as the publisher writes it.
-// It is called from the publisher's goroutine only.
-func (pl *CustomScore) statusSource(profile string) func() status.ProfileStatus {
-	started := time.Now()
-	hostname, _ := os.Hostname()
-	var described *simclient.Simulation
-	var meta simclient.Meta
-	var metrics map[string]status.NodeMetrics
-	return func() status.ProfileStatus {
-		scored, fallbacks := pl.metrics.counts()
-		doc := status.ProfileStatus{
-			Profile:       profile,
-			Instance:      hostname,
-			Started:       started,
-			RefreshMode:   string(pl.args.RefreshMode),
-			Normalization: string(pl.args.Normalization),
-			Breaker:       pl.source.breaker(),
-			ScoredCycles:  scored,
-			Fallbacks:     fallbacks,
-		}
-		seen := pl.client.Observed()
-		doc.Simulator = status.Simulator{URL: pl.shownURL, LastSuccess: seen.LastSuccess, LastFailure: seen.LastFailure, LastError: truncate(seen.LastError, maxStatusText)}
-		if newest := seen.Newest; newest != nil {
-			if newest != described {
-				// Read once per answer, off the cycle.
-				described, meta = newest, simclient.MetaOf(newest.Body)
-				metrics = nil
-				for node, m := range simclient.MetricsOf(newest.Body) {
-					if metrics == nil {
-						metrics = map[string]status.NodeMetrics{}
-					}
-					metrics[node] = status.NodeMetrics{LatencyMs: m.LatencyMs, BandwidthMbps: m.BandwidthMbps, PacketLoss: m.PacketLoss}
-				}
-			}
-			doc.Simulator.Simulation = &status.Simulation{
-				Received:      seen.LastSuccess,
-				Source:        truncate(meta.Source, maxStatusText),
-				Timestamp:     meta.Timestamp,
-				WindowSeconds: meta.WindowSeconds,
-				MilliScores:   newest.Scores,
-				Unscored:      len(newest.Invalid),
-				Metrics:       metrics,
-			}
-		}
-		if pl.drift != nil {
-			doc.Drift, doc.DriftOmitted = pl.drift.update(seen.Newest, meta, seen.LastSuccess)
-			pl.metrics.driftedPods(len(doc.Drift) + doc.DriftOmitted)
-		}
-		return doc
+// boundText cuts the free text the simulator wrote, or its errors quote.
+func boundText(doc *status.ProfileStatus) {
+	doc.Simulator.LastError = truncate(doc.Simulator.LastError, maxText)
+	if sim := doc.Simulator.Simulation; sim != nil {
+		sim.Source = truncate(sim.Source, maxText)
 	}
 }
 

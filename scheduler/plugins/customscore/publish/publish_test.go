@@ -1,16 +1,14 @@
-package customscore
+package publish
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -21,24 +19,23 @@ import (
 	"k8s.io/utils/ptr"
 
 	"kns3.dev/kns3/scheduler/apis/status"
-	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
 )
 
 const testNamespace = "kns-3-system"
 
 // testPublisher publishes doc (a copy each time) into a fake cluster
 // holding the empty status ConfigMap, on a clock the test moves.
-func testPublisher(doc *status.ProfileStatus, leading *bool) (*publisher, *fake.Clientset, *time.Time) {
+func testPublisher(doc *status.ProfileStatus, leading *bool) (*Publisher, *fake.Clientset, *time.Time) {
 	client := fake.NewClientset(&v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: status.ConfigMapName, Namespace: testNamespace}})
 	now := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
-	return &publisher{
+	return &Publisher{
 		client:       client,
 		namespace:    testNamespace,
 		key:          status.Key(doc.Profile),
 		fieldManager: "test",
 		interval:     time.Second,
 		heartbeat:    time.Minute,
-		maxBytes:     maxStatusBytes,
+		maxBytes:     maxBytes,
 		now:          func() time.Time { return now },
 		snapshot:     func() status.ProfileStatus { return *doc },
 		leading:      func(context.Context) (bool, error) { return *leading, nil },
@@ -143,7 +140,7 @@ func TestPublishProfilesApart(t *testing.T) {
 	b := &status.ProfileStatus{Profile: "b", ScoredCycles: 2}
 	q := *p
 	q.key, q.fieldManager, q.snapshot = status.Key("b"), "test-b", func() status.ProfileStatus { return *b }
-	for _, pub := range []*publisher{p, &q, p} {
+	for _, pub := range []*Publisher{p, &q, p} {
 		if _, _, err := pub.publish(context.Background(), nil, time.Time{}); err != nil {
 			t.Fatal(err)
 		}
@@ -268,89 +265,6 @@ func TestLeaderCheck(t *testing.T) {
 				t.Errorf("leading() = %t, %v; want %t", got, err, tt.want)
 			}
 		})
-	}
-}
-
-// The status says what the plugin saw: its counts, its breaker, its
-// simulator's last answers and the simulation's own metadata.
-func TestStatusSource(t *testing.T) {
-	body := `{"results":{"n1":{"score":0.9},"n2":{"score":NaN}},"timestamp":"2026-11-30T10:15:00Z","window_seconds":30,"source":"lab"}`
-	srv, _ := countingServer(t, func(i int32, w http.ResponseWriter, _ *http.Request) {
-		if i == 2 {
-			http.Error(w, "down", http.StatusServiceUnavailable)
-			return
-		}
-		_, _ = w.Write([]byte(body))
-	})
-	pl := newTestPlugin(t, "http://user:pw@"+strings.TrimPrefix(srv.URL, "http://"), "retries: 0\nbreakerFailureThreshold: 10")
-	snapshot := pl.statusSource(plainProfile)
-	nodes := nodeInfos("n1", "n2")
-	scoreCycle(t, pl, nodes) // answered
-	scoreCycle(t, pl, nodes) // 503
-	doc := snapshot()
-	want := status.ProfileStatus{
-		Profile:       plainProfile,
-		RefreshMode:   "PerCycle",
-		Normalization: "MinMax",
-		Breaker:       status.BreakerClosed,
-		ScoredCycles:  1,
-		Fallbacks:     map[string]int64{placement.FallbackSimulatorFailed: 1},
-	}
-	if diff := cmp.Diff(want, doc, cmpIgnoreTimes()); diff != "" {
-		t.Errorf("status (-want,+got):\n%s", diff)
-	}
-	sim := doc.Simulator
-	if sim.URL != "http://user:xxxxx@"+strings.TrimPrefix(srv.URL, "http://")+"/simulate" {
-		t.Errorf("URL %q: want it without the password", sim.URL)
-	}
-	if !sim.Down() || !strings.Contains(sim.LastError, "503") {
-		t.Errorf("last request failed (%q), Down() = %t", sim.LastError, sim.Down())
-	}
-	s := sim.Simulation
-	if s == nil || s.Source != "lab" || s.WindowSeconds != 30 || !s.Timestamp.Equal(time.Date(2026, 11, 30, 10, 15, 0, 0, time.UTC)) ||
-		s.Unscored != 1 || !cmp.Equal(s.MilliScores, map[string]int64{"n1": 900}) {
-		t.Errorf("simulation %+v", s)
-	}
-}
-
-func cmpIgnoreTimes() cmp.Option {
-	return cmp.FilterPath(func(p cmp.Path) bool {
-		switch p.Last().String() {
-		case ".Started", ".Instance", ".Simulator":
-			return true
-		}
-		return false
-	}, cmp.Ignore())
-}
-
-// With no cycle asking (PerCycle, one feasible node at a time), the status
-// is brought up to date by one request; not when the simulator was asked
-// recently, nor while the breaker is open.
-func TestKeepFresh(t *testing.T) {
-	srv, calls := countingServer(t, func(_ int32, w http.ResponseWriter, _ *http.Request) {
-		_, _ = w.Write([]byte(goodBody))
-	})
-	pl := newTestPlugin(t, srv.URL, "")
-	ctx := context.Background()
-	pl.source.keepFresh(ctx, time.Hour)
-	if calls.Load() != 1 {
-		t.Fatalf("never asked: %d requests, want 1", calls.Load())
-	}
-	if newest := pl.client.Observed().Newest; newest == nil || newest.Scores["n1"] != 900 {
-		t.Fatalf("newest simulation %+v", newest)
-	}
-	pl.source.keepFresh(ctx, time.Hour)
-	if calls.Load() != 1 {
-		t.Errorf("asked again within maxAge: %d requests", calls.Load())
-	}
-	pl.source.keepFresh(ctx, 0)
-	if calls.Load() != 2 {
-		t.Errorf("older than maxAge: %d requests, want 2", calls.Load())
-	}
-	pl.source.(*perCycle).cb.set(breakerOpen)
-	pl.source.keepFresh(ctx, 0)
-	if calls.Load() != 2 {
-		t.Errorf("asked with the breaker open (the prober's job): %d requests", calls.Load())
 	}
 }
 

@@ -1,17 +1,16 @@
-package customscore
+package drift
 
 import (
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	st "k8s.io/kubernetes/pkg/scheduler/testing"
 
+	"kns3.dev/kns3/scheduler/apis/status"
 	"kns3.dev/kns3/scheduler/plugins/customfilter"
-	"kns3.dev/kns3/scheduler/plugins/customscore/simclient"
 )
 
 const driftProfile = "kns-3-scheduler"
@@ -22,7 +21,7 @@ func runningPod(name, node string) *v1.Pod {
 	return p
 }
 
-func newDriftTracker(t *testing.T, clock *time.Time, pods []*v1.Pod, nodes []*v1.Node) *driftTracker {
+func newDriftTracker(t *testing.T, clock *time.Time, pods []*v1.Pod, nodes []*v1.Node) *Tracker {
 	t.Helper()
 	pi := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
 	for _, p := range pods {
@@ -36,8 +35,9 @@ func newDriftTracker(t *testing.T, clock *time.Time, pods []*v1.Pod, nodes []*v1
 			t.Fatal(err)
 		}
 	}
-	return &driftTracker{profile: driftProfile, margin: 200, now: func() time.Time { return *clock },
-		pods: corelisters.NewPodLister(pi), nodes: corelisters.NewNodeLister(ni), seen: map[types.UID]*podDrift{}}
+	d := New(driftProfile, 200, corelisters.NewPodLister(pi), corelisters.NewNodeLister(ni))
+	d.now = func() time.Time { return *clock }
+	return d
 }
 
 // TestDrift steps a clock through simulations and checks which pods are
@@ -45,8 +45,9 @@ func newDriftTracker(t *testing.T, clock *time.Time, pods []*v1.Pod, nodes []*v1
 // the pod's node below a feasible alternative by the margin.
 func TestDrift(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-	meta := simclient.Meta{WindowSeconds: 30}
-	sim := func(scores map[string]int64) *simclient.Simulation { return &simclient.Simulation{Scores: scores} }
+	sim := func(scores map[string]int64, received time.Time) *status.Simulation {
+		return &status.Simulation{MilliScores: scores, WindowSeconds: 30, Received: received}
+	}
 	nodes := []*v1.Node{
 		st.MakeNode().Name("n1").Obj(),
 		st.MakeNode().Name("n2").Obj(),
@@ -96,7 +97,7 @@ func TestDrift(t *testing.T) {
 				if i == len(tc.steps)-1 {
 					received = clock.Add(-tc.stale)
 				}
-				list, omitted := d.update(sim(tc.scores), meta, received)
+				list, omitted := d.Update(sim(tc.scores, received))
 				if omitted != 0 {
 					t.Errorf("omitted %d", omitted)
 				}
@@ -122,11 +123,10 @@ func TestDriftClockRestarts(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	clock := t0
 	d := newDriftTracker(t, &clock, []*v1.Pod{runningPod("p", "n1")}, []*v1.Node{st.MakeNode().Name("n1").Obj(), st.MakeNode().Name("n2").Obj()})
-	sim := &simclient.Simulation{Scores: map[string]int64{"n1": 100, "n2": 900}}
-	meta := simclient.Meta{WindowSeconds: 30}
+	scores := map[string]int64{"n1": 100, "n2": 900}
 	step := func(at time.Duration, received time.Time) int {
 		clock = t0.Add(at)
-		list, _ := d.update(sim, meta, received)
+		list, _ := d.Update(&status.Simulation{MilliScores: scores, WindowSeconds: 30, Received: received})
 		return len(list)
 	}
 	step(0, t0)
