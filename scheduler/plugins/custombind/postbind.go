@@ -13,7 +13,7 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 
 	"kns3.dev/kns3/scheduler/apis/status"
-	"kns3.dev/kns3/scheduler/plugins/customscore"
+	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
 )
 
 // Name is the name of the plugin used in the plugin registry and configurations.
@@ -57,7 +57,7 @@ func (pl *CustomBind) Name() string { return Name }
 // cycle's state, or why the cycle fell back. One event per bound pod.
 func (pl *CustomBind) PostBind(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodeName string) {
 	logger := klog.FromContext(ctx)
-	p := customscore.PlacementOf(state, pod, nodeName)
+	p := placement.FromCycleState(state, pod, nodeName)
 	logger.V(1).Info(Message, "pod", klog.KObj(pod), "node", nodeName, "placement", p.Message())
 	if pl.recorder != nil {
 		pl.recorder.WithLogger(logger).Eventf(pod, nil, v1.EventTypeNormal, EventReason, EventAction, "%s", p.Message())

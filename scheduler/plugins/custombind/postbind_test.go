@@ -13,6 +13,8 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	st "k8s.io/kubernetes/pkg/scheduler/testing"
+
+	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
 )
 
 // recorderHandle is a framework handle that has only an event recorder.
@@ -80,5 +82,23 @@ func TestPostBindRecordsOnePlacementEvent(t *testing.T) {
 		if !strings.HasPrefix(e, want) {
 			t.Errorf("event %q, want prefix %q", e, want)
 		}
+	}
+}
+
+// TestPostBindReadsTheScoringCycle: the event says what the cycle state
+// holds, as CustomScorePlugin's PreScore wrote it.
+func TestPostBindReadsTheScoringCycle(t *testing.T) {
+	recorder := events.NewFakeRecorder(1)
+	ctx := context.Background()
+	pl, err := New(ctx, nil, recorderHandle{recorder: recorder})
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := framework.NewCycleState()
+	placement.Write(state, &placement.Cycle{Feasible: []string{"node-a", "node-b"}, Scores: map[string]int64{"node-a": 400, "node-b": 900}})
+	pl.(fwk.PostBindPlugin).PostBind(ctx, state, st.MakePod().Namespace("ns").Name("web-0").Obj(), "node-a")
+	want := placement.NetworkAwarePrefix + "node-a has simulator score 0.400, rank 2 of 2 feasible nodes; best alternative node-b (0.900)"
+	if e := <-recorder.Events; !strings.HasSuffix(e, want) {
+		t.Errorf("event %q, want it to end %q", e, want)
 	}
 }

@@ -10,7 +10,6 @@ package customscore
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"net/url"
 	"os"
@@ -32,9 +31,6 @@ import (
 
 // Name is the name of the plugin used in the plugin registry and configurations.
 const Name = "CustomScorePlugin"
-
-// stateKey is where PreScore leaves the cycle's simulation for Score.
-const stateKey fwk.StateKey = Name + "/simulation"
 
 // maxLoggedNodes bounds the node names quoted in one log line.
 const maxLoggedNodes = 10
@@ -131,28 +127,6 @@ func logConfigured(logger klog.Logger, args *apiconfig.CustomScorePluginArgs, sh
 // Name returns the name of the plugin.
 func (pl *CustomScore) Name() string { return Name }
 
-// cycleState is the cycle's simulation. It is never written after
-// PreScore, so Clone can share it.
-type cycleState struct {
-	placement.Cycle
-}
-
-func (s *cycleState) Clone() fwk.StateData { return s }
-
-// PlacementOf reads the scheduling cycle's simulation from state (written
-// by PreScore) and places pod on node: what CustomBindPlugin's placement
-// event says. Without PreScore's state, the scheduler did not score.
-func PlacementOf(state fwk.CycleState, pod *v1.Pod, node string) placement.Placement {
-	if state != nil {
-		if data, err := state.Read(stateKey); err == nil {
-			if s, ok := data.(*cycleState); ok {
-				return placement.Of(&s.Cycle, pod, node)
-			}
-		}
-	}
-	return placement.Of(nil, pod, node)
-}
-
 // PreScore gets this cycle's simulation from the source. It never fails
 // the pod: without a simulation, or when the simulation scores no
 // candidate, it returns Skip, so Score and NormalizeScore do not run and
@@ -161,11 +135,11 @@ func PlacementOf(state fwk.CycleState, pod *v1.Pod, node string) placement.Place
 func (pl *CustomScore) PreScore(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) *fwk.Status {
 	logger := klog.FromContext(ctx)
 	// The state is written fresh every cycle: nothing from an earlier cycle survives.
-	cs := &cycleState{placement.Cycle{Feasible: make([]string, len(nodes))}}
+	cs := &placement.Cycle{Feasible: make([]string, len(nodes))}
 	for i, n := range nodes {
 		cs.Feasible[i] = n.Node().Name
 	}
-	state.Write(stateKey, cs)
+	placement.Write(state, cs)
 
 	sim, fallback := pl.source.simulation(ctx, pod)
 	if sim == nil {
@@ -192,15 +166,11 @@ func (pl *CustomScore) PreScore(ctx context.Context, state fwk.CycleState, pod *
 // Score returns the node's simulator score × 1000, or 0 for a node the
 // simulator did not score.
 func (pl *CustomScore) Score(_ context.Context, state fwk.CycleState, _ *v1.Pod, nodeInfo fwk.NodeInfo) (int64, *fwk.Status) {
-	data, err := state.Read(stateKey)
+	c, err := placement.Read(state)
 	if err != nil {
-		return 0, fwk.AsStatus(fmt.Errorf("reading %q from cycleState: %w", stateKey, err))
+		return 0, fwk.AsStatus(err)
 	}
-	s, ok := data.(*cycleState)
-	if !ok {
-		return 0, fwk.AsStatus(fmt.Errorf("%+v cannot be converted to *cycleState", data))
-	}
-	return s.Scores[nodeInfo.Node().Name], nil
+	return c.Scores[nodeInfo.Node().Name], nil
 }
 
 // Close stops the plugin's goroutines and releases the simulator

@@ -86,7 +86,7 @@ func TestCycleFromSource(t *testing.T) {
 				if got := fallbacks(t, tc.wantFallback) - fallbacks0; got != 1 {
 					t.Errorf("fallbacks{reason=%s} grew by %v, want 1", tc.wantFallback, got)
 				}
-				if p := PlacementOf(state, pod, "n1"); p.Fallback != tc.wantFallback || p.Feasible != 2 {
+				if p := placement.FromCycleState(state, pod, "n1"); p.Fallback != tc.wantFallback || p.Feasible != 2 {
 					t.Errorf("placement %+v, want fallback %s among 2 feasible nodes", p, tc.wantFallback)
 				}
 				return
@@ -102,7 +102,7 @@ func TestCycleFromSource(t *testing.T) {
 			if diff := cmp.Diff(tc.wantRaw, raw); diff != "" {
 				t.Errorf("raw scores (-want,+got):\n%s", diff)
 			}
-			if p := PlacementOf(state, pod, "n1"); p.Fallback != "" || p.Rank != 1 {
+			if p := placement.FromCycleState(state, pod, "n1"); p.Fallback != "" || p.Rank != 1 {
 				t.Errorf("placement on n1 %+v, want ranked first", p)
 			}
 		})
