@@ -16,6 +16,7 @@ import (
 	"kns3.dev/kns3/installclient"
 	"kns3.dev/kns3/scheduler/apis/config"
 	"kns3.dev/kns3/scheduler/apis/status"
+	"kns3.dev/kns3/scheduler/plugins/customscore/score"
 	"kns3.dev/kns3/test/conditions"
 	"kns3.dev/kns3/test/kindenv"
 	"kns3.dev/kns3/test/netshape"
@@ -114,7 +115,7 @@ func printMeasured(w io.Writer, s *status.Simulation) {
 	for _, n := range nodes {
 		m := s.Metrics[n]
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.3f\n", n, value(m.LatencyMs, "%.2f ms", 1), value(m.BandwidthMbps, "%.1f Mbit/s", 1),
-			value(m.PacketLoss, "%.1f%%", 100), float64(s.MilliScores[n])/1000)
+			value(m.PacketLoss, "%.1f%%", 100), score.Float(s.MilliScores[n]))
 	}
 	tw.Flush()
 }

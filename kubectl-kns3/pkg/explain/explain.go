@@ -19,6 +19,7 @@ import (
 	"kns3.dev/kns3/scheduler/apis/status"
 	"kns3.dev/kns3/scheduler/plugins/customfilter"
 	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
+	"kns3.dev/kns3/scheduler/plugins/customscore/score"
 )
 
 // Input is what Build explains: the pod, every node, and what the
@@ -73,8 +74,8 @@ func Build(in Input) *output.Explanation {
 		}
 		row.Other = placement.OtherFilters(in.Pod, &n)
 		if milli, ok := scores[n.Name]; ok {
-			score := float64(milli) / placement.MilliScale
-			row.SimulatorScore = &score
+			s := score.Float(milli)
+			row.SimulatorScore = &s
 			raw[n.Name] = milli
 		}
 		if m, ok := metrics[n.Name]; ok {
@@ -121,10 +122,10 @@ func rankAndNormalize(rows []output.Row, raw map[string]int64, absolute bool) {
 	}
 	for i := range rows {
 		if rows[i].Candidate() {
-			rows[i].Rank = placement.Rank(raw, candidates, rows[i].Node)
+			rows[i].Rank = score.Rank(raw, candidates, rows[i].Node)
 		}
 	}
-	placement.Normalize(list, absolute)
+	score.Normalize(list, absolute)
 	normalized := make(map[string]int64, len(list))
 	for _, ns := range list {
 		normalized[ns.Name] = ns.Score

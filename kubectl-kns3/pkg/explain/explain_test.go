@@ -13,6 +13,7 @@ import (
 	output "kns3.dev/kns3/kubectl-kns3/pkg/apis/output/v1alpha1"
 	"kns3.dev/kns3/scheduler/apis/status"
 	"kns3.dev/kns3/scheduler/plugins/customfilter"
+	"kns3.dev/kns3/scheduler/plugins/customscore/score"
 )
 
 func node(name string, labels map[string]string, taints ...v1.Taint) v1.Node {
@@ -26,7 +27,7 @@ func node(name string, labels map[string]string, taints ...v1.Taint) v1.Node {
 func sim(scores map[string]float64) *status.Simulation {
 	r := &status.Simulation{Source: "test", WindowSeconds: 30, Received: time.Unix(1_800_000_000, 0), MilliScores: map[string]int64{}}
 	for n, s := range scores {
-		r.MilliScores[n] = int64(s * 1000)
+		r.MilliScores[n] = int64(s * score.MilliScale)
 	}
 	return r
 }

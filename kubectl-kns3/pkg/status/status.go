@@ -23,6 +23,7 @@ import (
 	"kns3.dev/kns3/kubectl-kns3/pkg/explain"
 	"kns3.dev/kns3/kubectl-kns3/pkg/safetext"
 	schedstatus "kns3.dev/kns3/scheduler/apis/status"
+	"kns3.dev/kns3/scheduler/plugins/customscore/score"
 )
 
 // Build summarizes in, at now, with its placement events.
@@ -62,8 +63,8 @@ func profileOf(doc schedstatus.ProfileStatus, now time.Time) output.Profile {
 	for _, d := range doc.Drift {
 		p.Drift = append(p.Drift, output.DriftedPod{
 			Namespace: d.Namespace, Name: d.Name, Node: d.Node,
-			ScoreThen: float64(d.MilliThen) / 1000, ScoreNow: float64(d.MilliNow) / 1000,
-			Best: d.Best, BestScore: float64(d.MilliBest) / 1000, Since: metav1.NewTime(d.Since),
+			ScoreThen: score.Float(d.MilliThen), ScoreNow: score.Float(d.MilliNow),
+			Best: d.Best, BestScore: score.Float(d.MilliBest), Since: metav1.NewTime(d.Since),
 		})
 	}
 	p.DriftOmitted = doc.DriftOmitted

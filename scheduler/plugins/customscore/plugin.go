@@ -2,8 +2,8 @@
 // network simulator's scores: PreScore takes the cycle's simulation from
 // its source (asked in the cycle, or kept by a background loop), Score
 // reads a node's score × 1000, NormalizeScore maps the scores onto 0–100.
-// The simulator client is simclient; what a cycle says about a placement,
-// and the arithmetic of scores, is placement; the status it publishes is
+// The simulator client is simclient; the arithmetic of scores is score;
+// what a cycle says about a placement is placement; the status it publishes is
 // written by publish, with the drifted pods drift lists. status.go is
 // where the plugin's state becomes that status.
 package customscore
@@ -26,6 +26,7 @@ import (
 	"kns3.dev/kns3/scheduler/plugins/customscore/drift"
 	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
 	"kns3.dev/kns3/scheduler/plugins/customscore/publish"
+	"kns3.dev/kns3/scheduler/plugins/customscore/score"
 	"kns3.dev/kns3/scheduler/plugins/customscore/simclient"
 )
 
@@ -189,9 +190,9 @@ func (pl *CustomScore) Close() error {
 func (pl *CustomScore) ScoreExtensions() fwk.ScoreExtensions { return pl }
 
 // NormalizeScore maps the scores onto [0, MaxNodeScore] as the args'
-// normalization says (placement.Normalize).
+// normalization says (score.Normalize).
 func (pl *CustomScore) NormalizeScore(_ context.Context, _ fwk.CycleState, _ *v1.Pod, scores fwk.NodeScoreList) *fwk.Status {
-	placement.Normalize(scores, pl.absolute)
+	score.Normalize(scores, pl.absolute)
 	return nil
 }
 

@@ -11,11 +11,11 @@ import (
 	"strings"
 	"time"
 
-	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
+	"kns3.dev/kns3/scheduler/plugins/customscore/score"
 )
 
 // Simulation is the part of a SimulationResponse that scoring needs: each
-// node's raw score (placement.MilliScore: × 1000, clamped to int64).
+// node's raw score (score.MilliScore: × 1000, clamped to int64).
 type Simulation struct {
 	Scores map[string]int64
 	// Invalid lists nodes whose score was missing, NaN, infinite or not a
@@ -185,7 +185,7 @@ func milliScore(s wireScore) (int64, bool) {
 	if !s.set {
 		return 0, false
 	}
-	return placement.MilliScore(s.value)
+	return score.MilliScore(s.value)
 }
 
 // quoteNonFiniteTokens rewrites the bare tokens NaN, Infinity and -Infinity
