@@ -17,7 +17,6 @@ import (
 	output "kns3.dev/kns3/kubectl-kns3/pkg/apis/output/v1alpha1"
 	"kns3.dev/kns3/scheduler/apis/config"
 	"kns3.dev/kns3/scheduler/apis/status"
-	"kns3.dev/kns3/scheduler/plugins/customfilter"
 	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
 	"kns3.dev/kns3/scheduler/plugins/customscore/score"
 )
@@ -68,11 +67,11 @@ func Build(in Input) *output.Explanation {
 	// what its Score returned, whatever shape the simulator's answer had.
 	raw := map[string]int64{}
 	for _, n := range in.Nodes {
-		row := output.Row{Node: n.Name, Filter: output.Pass, Chosen: n.Name == e.Node}
-		if reason := customfilter.Rejection(in.Pod, &n); reason != "" {
-			row.Filter, row.FilterReason = output.Reject, reason
+		v := placement.Judge(in.Pod, &n)
+		row := output.Row{Node: n.Name, Filter: output.Pass, Other: v.Other, Chosen: n.Name == e.Node}
+		if v.Filter != "" {
+			row.Filter, row.FilterReason = output.Reject, v.Filter
 		}
-		row.Other = placement.OtherFilters(in.Pod, &n)
 		if milli, ok := scores[n.Name]; ok {
 			s := score.Float(milli)
 			row.SimulatorScore = &s

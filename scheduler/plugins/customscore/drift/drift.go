@@ -151,7 +151,7 @@ func best2(pod *v1.Pod, nodes []*v1.Node, scores map[string]int64) [2]scored {
 	var top [2]scored
 	for _, n := range nodes {
 		s, ok := scores[n.Name]
-		if !ok || !feasible(pod, n) {
+		if !ok || !placement.Judge(pod, n).Candidate() {
 			continue
 		}
 		switch c := (scored{n.Name, s}); {
@@ -162,10 +162,4 @@ func best2(pod *v1.Pod, nodes []*v1.Node, scores map[string]int64) [2]scored {
 		}
 	}
 	return top
-}
-
-// feasible is what explain also checks: KNS-3's filter, cordons and
-// taints. Resources and affinities are not judged: drift is advisory.
-func feasible(pod *v1.Pod, n *v1.Node) bool {
-	return customfilter.Rejection(pod, n) == "" && placement.OtherFilters(pod, n) == ""
 }
