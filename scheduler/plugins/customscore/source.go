@@ -86,17 +86,17 @@ func (s *perCycle) simulation(ctx context.Context, pod *v1.Pod) (*simclient.Simu
 		return nil, placement.FallbackBreakerOpen
 	}
 	start := time.Now()
-	sim, made, result, err := s.client.Fetch(ctx, s.attempts, s.timeout)
+	sim, out, err := s.client.Fetch(ctx, s.attempts, s.timeout)
 	took := time.Since(start)
-	s.metrics.call(result, took)
+	s.metrics.call(out.Result, took)
 	switch {
 	case err != nil:
 		outcome := cycleFailedFast
-		if result == simclient.ResultTimeout {
+		if out.Result == simclient.ResultTimeout {
 			outcome = cycleTimedOut
 		}
 		s.cb.record(outcome)
-		logger.Info("Simulator unavailable; scoring skipped for this pod", "pod", klog.KObj(pod), "attempts", made, "err", err)
+		logger.Info("Simulator unavailable; scoring skipped for this pod", "pod", klog.KObj(pod), "attempts", out.Attempts, "err", err)
 		return nil, placement.FallbackSimulatorFailed
 	case took > s.latencyBudget:
 		// Used, but counted: every cycle of every profile waits for it.
@@ -172,7 +172,7 @@ func (s *perCycle) keepFresh(ctx context.Context) {
 	if time.Since(seen.LastSuccess) < s.idle || time.Since(seen.LastFailure) < s.idle {
 		return
 	}
-	_, _, _, _ = s.client.Fetch(ctx, 1, s.timeout)
+	_, _, _ = s.client.Fetch(ctx, 1, s.timeout)
 }
 
 // background is Background mode's loop: it keeps the newest simulation,

@@ -115,17 +115,23 @@ type attemptError struct {
 func (e *attemptError) Error() string { return e.err.Error() }
 func (e *attemptError) Unwrap() error { return e.err }
 
+// Outcome is how a Fetch ended: how many attempts it made, and the result
+// label (Result*) of its last attempt, which a Recorder counted it under.
+type Outcome struct {
+	Attempts int
+	Result   string
+}
+
 // Fetch makes up to attempts attempts, each limited to timeout, and returns
-// the first good simulation. The returned result label is that of the last
-// attempt.
-func (c *Client) Fetch(ctx context.Context, attempts int, timeout time.Duration) (*Simulation, int, string, error) {
+// the first good simulation, or the last attempt's error.
+func (c *Client) Fetch(ctx context.Context, attempts int, timeout time.Duration) (*Simulation, Outcome, error) {
 	logger := klog.FromContext(ctx)
 	var lastErr error
 	for i := 1; i <= attempts; i++ {
 		if i > 1 {
 			select {
 			case <-ctx.Done():
-				return nil, i - 1, ResultTimeout, fmt.Errorf("%w (after %d attempts: %w)", ctx.Err(), i-1, lastErr)
+				return nil, Outcome{Attempts: i - 1, Result: ResultTimeout}, fmt.Errorf("%w (after %d attempts: %w)", ctx.Err(), i-1, lastErr)
 			case <-time.After(c.retryDelay):
 			}
 		}
@@ -133,7 +139,7 @@ func (c *Client) Fetch(ctx context.Context, attempts int, timeout time.Duration)
 		c.observe(sim, err)
 		if err == nil {
 			c.rec.Attempt(ResultSuccess)
-			return sim, i, ResultSuccess, nil
+			return sim, Outcome{Attempts: i, Result: ResultSuccess}, nil
 		}
 		result := ResultConnError
 		var ae *attemptError
@@ -144,10 +150,10 @@ func (c *Client) Fetch(ctx context.Context, attempts int, timeout time.Duration)
 		logger.V(3).Info("Simulator attempt failed", "attempt", i, "of", attempts, "result", result, "err", err)
 		lastErr = err
 		if i == attempts {
-			return nil, i, result, fmt.Errorf("GET %s failed after %d attempt(s): %w", c.shownURL, i, err)
+			return nil, Outcome{Attempts: i, Result: result}, fmt.Errorf("GET %s failed after %d attempt(s): %w", c.shownURL, i, err)
 		}
 	}
-	return nil, 0, ResultConnError, errors.New("no attempt made")
+	return nil, Outcome{Result: ResultConnError}, errors.New("no attempt made")
 }
 
 func (c *Client) attempt(ctx context.Context, timeout time.Duration) (*Simulation, error) {

@@ -99,7 +99,7 @@ func (p *Poller) Run(ctx context.Context, handle func(Result) (stop bool), inFli
 				defer wg.Done()
 				defer cancelReq()
 				start := time.Now()
-				sim, _, _, err := p.client.Fetch(reqCtx, 1, p.timeout)
+				sim, _, err := p.client.Fetch(reqCtx, 1, p.timeout)
 				select {
 				case results <- Result{Seq: seq, Sim: sim, Err: err, Took: time.Since(start)}:
 				case <-ctx.Done(): // run has returned: nobody reads results
