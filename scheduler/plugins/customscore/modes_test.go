@@ -9,6 +9,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/component-base/metrics/testutil"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+	st "k8s.io/kubernetes/pkg/scheduler/testing"
 
 	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
 	"kns3.dev/kns3/scheduler/plugins/customscore/simclient"
@@ -279,5 +281,24 @@ func TestCloseStopsThePluginGoroutine(t *testing.T) {
 				t.Fatal("Close did not return")
 			}
 		})
+	}
+}
+
+// A cycle whose context ends while it pauses between attempts says
+// nothing about the simulator: the breaker stays closed, and the next
+// cycle asks the simulator again.
+func TestCancelledCycleLeavesTheBreakerClosed(t *testing.T) {
+	s := &switchableServer{}
+	s.mode.Store(serveError)
+	pl := newTestPlugin(t, s.start(t), "retries: 1\nretryDelay: 1s\nbreakerFailureThreshold: 5")
+	ctx, cancel := context.WithCancel(t.Context())
+	time.AfterFunc(100*time.Millisecond, cancel) // during the 1s pause after the first attempt
+	pl.PreScore(ctx, framework.NewCycleState(), st.MakePod().Name("p").Obj(), nodeInfos("n1", "n2"))
+	if g := gauge(t); g != float64(breakerClosed) {
+		t.Fatalf("breaker_state %v after a cycle cancelled in its retry pause, want closed", g)
+	}
+	s.mode.Store(serveGood)
+	if raw, _ := scoreCycle(t, pl, nodeInfos("n1", "n2")); raw["n1"] != 900 {
+		t.Errorf("the next cycle scored n1 %d, want 900 from the simulator", raw["n1"])
 	}
 }

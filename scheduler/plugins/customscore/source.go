@@ -90,6 +90,10 @@ func (s *perCycle) simulation(ctx context.Context, pod *v1.Pod) (*simclient.Simu
 	took := time.Since(start)
 	s.metrics.call(out.Result, took)
 	switch {
+	case err != nil && out.Result == simclient.ResultCanceled:
+		// The cycle ended, not the simulator: nothing for the breaker.
+		logger.V(2).Info("Scheduling cycle ended before the simulator answered; scoring skipped", "pod", klog.KObj(pod), "attempts", out.Attempts, "err", err)
+		return nil, placement.FallbackSimulatorFailed
 	case err != nil:
 		outcome := cycleFailedFast
 		if out.Result == simclient.ResultTimeout {

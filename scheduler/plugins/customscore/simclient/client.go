@@ -104,6 +104,9 @@ const (
 	ResultHTTPError = "http_error"
 	ResultTooLarge  = "body_too_large"
 	ResultBadBody   = "invalid_body"
+	// ResultCanceled: the caller's context ended first (a cycle that
+	// ended, a probe abandoned); it says nothing about the simulator.
+	ResultCanceled = "canceled"
 )
 
 // attemptError is a failed attempt with the result label it is counted under.
@@ -116,7 +119,9 @@ func (e *attemptError) Error() string { return e.err.Error() }
 func (e *attemptError) Unwrap() error { return e.err }
 
 // Outcome is how a Fetch ended: how many attempts it made, and the result
-// label (Result*) of its last attempt, which a Recorder counted it under.
+// label (Result*) of its last attempt, which a Recorder counted it under;
+// ResultCanceled when the caller's context ended, in an attempt or in the
+// pause after one.
 type Outcome struct {
 	Attempts int
 	Result   string
@@ -131,7 +136,7 @@ func (c *Client) Fetch(ctx context.Context, attempts int, timeout time.Duration)
 		if i > 1 {
 			select {
 			case <-ctx.Done():
-				return nil, Outcome{Attempts: i - 1, Result: ResultTimeout}, fmt.Errorf("%w (after %d attempts: %w)", ctx.Err(), i-1, lastErr)
+				return nil, Outcome{Attempts: i - 1, Result: ResultCanceled}, fmt.Errorf("%w (after %d attempts: %w)", ctx.Err(), i-1, lastErr)
 			case <-time.After(c.retryDelay):
 			}
 		}
@@ -143,7 +148,10 @@ func (c *Client) Fetch(ctx context.Context, attempts int, timeout time.Duration)
 		}
 		result := ResultConnError
 		var ae *attemptError
-		if errors.As(err, &ae) {
+		switch {
+		case ctx.Err() != nil:
+			result = ResultCanceled
+		case errors.As(err, &ae):
 			result = ae.result
 		}
 		c.rec.Attempt(result)

@@ -194,6 +194,23 @@ func TestFetchStopsWhenCycleIsCancelled(t *testing.T) {
 	if err == nil || made != 1 || count.Load() != 1 {
 		t.Errorf("made=%d served=%d err=%v: want one attempt and an error", made, count.Load(), err)
 	}
+	// The caller stopped waiting: that is no timeout of the simulator's.
+	if out.Result != ResultCanceled {
+		t.Errorf("result %q, want %q", out.Result, ResultCanceled)
+	}
+}
+
+// An attempt cut short by its caller is counted as canceled, not as a
+// connection error or a timeout.
+func TestFetchCancelledInAnAttempt(t *testing.T) {
+	srv, _ := simtest.CountingServer(t, func(_ int32, _ http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
+	rec := &recorder{}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(50*time.Millisecond, cancel)
+	_, out, err := New(newTestOptions(srv.URL, nil).Options, rec).Fetch(ctx, 3, 5*time.Second)
+	if err == nil || out.Attempts != 1 || out.Result != ResultCanceled || rec.count(ResultCanceled) != 1 {
+		t.Errorf("outcome %+v, err %v, %d canceled attempts recorded; want 1 attempt, canceled", out, err, rec.count(ResultCanceled))
+	}
 }
 
 func TestFetchConnectionRefused(t *testing.T) {
