@@ -39,9 +39,9 @@ const (
 // cycles. It opens after threshold cycles in a row fail fast or answer
 // slower than the latency budget, or at once after a cycle that timed out:
 // a second such cycle would cost another whole retry budget. While it is
-// open no cycle calls the simulator; the prober (probeWhileOpen) asks it off
-// the cycle and closes the breaker on the first answer within the budget,
-// so cycles only ever read the state.
+// open no cycle calls the simulator; the prober (perCycle.probe, on the
+// source's own goroutine) asks it off the cycle and closes the breaker on
+// the first answer within the budget, so cycles only ever read the state.
 //
 // It lives across cycles by design, so it is the one piece of plugin state
 // outside CycleState, and a mutex guards it.
