@@ -46,7 +46,7 @@ func (pl *CustomScore) statusSource(profile string) func() status.ProfileStatus 
 				// Read once per answer, off the cycle.
 				described, meta = newest, simclient.MetaOf(newest.Body)
 				metrics = nil
-				for node, m := range simclient.MetricsOf(newest.Body) {
+				for node, m := range meta.Metrics {
 					if metrics == nil {
 						metrics = map[string]status.NodeMetrics{}
 					}
