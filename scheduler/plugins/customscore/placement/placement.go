@@ -9,10 +9,10 @@ package placement
 
 import (
 	"fmt"
-	"unicode/utf8"
 
 	v1 "k8s.io/api/core/v1"
 
+	"kns3.dev/kns3/scheduler/plugins/customscore/internal/text"
 	"kns3.dev/kns3/scheduler/plugins/customscore/score"
 )
 
@@ -132,7 +132,7 @@ func (p Placement) Message() string {
 	default:
 		msg = fmt.Sprintf("Fallback (%s): %s chosen without network scores: %s", p.Fallback, p.Node, fallbackText(p))
 	}
-	return truncate(msg, MaxMessage)
+	return text.Truncate(msg, MaxMessage)
 }
 
 func fallbackText(p Placement) string {
@@ -146,17 +146,4 @@ func fallbackText(p Placement) string {
 	default:
 		return fmt.Sprintf("the simulation scores none of the %d feasible nodes", p.Feasible)
 	}
-}
-
-// truncate cuts s to at most n bytes on a rune boundary, marking the cut.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	const mark = "…"
-	cut := n - len(mark)
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + mark
 }

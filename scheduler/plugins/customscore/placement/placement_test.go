@@ -129,33 +129,11 @@ func TestOf(t *testing.T) {
 // TestPlacementMessageIsBounded: Message never exceeds MaxMessage.
 // No real placement reaches the bound: node names are DNS subdomains of at
 // most 253 bytes, and the longest message, two such names with the widest
-// numbers, is under 700 bytes. So truncate is checked at the boundary
-// itself, Message is checked with names longer than a node may have (the
-// type allows them), and the longest legal names must come out whole.
+// numbers, is under 700 bytes. So the cut is checked at the boundary
+// itself (internal/text's test), Message is checked with names longer
+// than a node may have (the type allows them), and the longest legal names
+// must come out whole.
 func TestPlacementMessageIsBounded(t *testing.T) {
-	// 1-, 2-, 3- and 4-byte runes, shifted by an ASCII prefix so that the
-	// cut falls on every byte of each.
-	const runes = "aé€𝄞"
-	for offset := range len(runes) {
-		s := strings.Repeat("x", offset) + strings.Repeat(runes, MaxMessage/len(runes)+2)
-		for n := MaxMessage - 2*len(runes); n <= MaxMessage; n++ {
-			got := truncate(s, n)
-			if len(got) > n || len(got) <= n-utf8.UTFMax || !utf8.ValidString(got) ||
-				!strings.HasSuffix(got, "…") || !strings.HasPrefix(s, strings.TrimSuffix(got, "…")) {
-				t.Errorf("truncate(%d bytes, %d) = %d bytes ending %q: want at most %d and more than %d bytes, cut on a rune boundary, ending …",
-					len(s), n, len(got), got[max(0, len(got)-8):], n, n-utf8.UTFMax)
-			}
-		}
-	}
-	for _, s := range []string{strings.Repeat("x", MaxMessage), strings.Repeat("é", MaxMessage/2)} {
-		if got := truncate(s, MaxMessage); got != s {
-			t.Errorf("truncate cut a %d-byte string at %d bytes", len(s), MaxMessage)
-		}
-	}
-	if got := truncate(strings.Repeat("x", MaxMessage+1), MaxMessage); len(got) != MaxMessage || !strings.HasSuffix(got, "…") {
-		t.Errorf("truncate of %d bytes = %d bytes ending %q, want %d ending …", MaxMessage+1, len(got), got[len(got)-8:], MaxMessage)
-	}
-
 	fallbacks := []string{"", FallbackNodeUnscored, FallbackSingleNode, FallbackSimulatorFailed, FallbackBreakerOpen, FallbackStale, FallbackNoneScored}
 	placement := func(node, alternative, fallback string) Placement {
 		return Placement{Node: node, Fallback: fallback, Score: math.MinInt64, Rank: math.MaxInt, Feasible: math.MaxInt,

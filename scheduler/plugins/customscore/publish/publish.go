@@ -15,7 +15,6 @@ import (
 	"slices"
 	"strconv"
 	"time"
-	"unicode/utf8"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -24,6 +23,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"kns3.dev/kns3/scheduler/apis/status"
+	"kns3.dev/kns3/scheduler/plugins/customscore/internal/text"
 )
 
 const (
@@ -71,7 +71,7 @@ func New(client kubernetes.Interface, namespace, profile string, snapshot func()
 		client:       client,
 		namespace:    namespace,
 		key:          key,
-		fieldManager: truncate("kns-3-scheduler/"+key, maxFieldManager),
+		fieldManager: text.Truncate("kns-3-scheduler/"+key, maxFieldManager),
 		interval:     Interval,
 		heartbeat:    heartbeat,
 		maxBytes:     maxBytes,
@@ -205,19 +205,8 @@ func encodeBounded(doc *status.ProfileStatus, maxBytes int) ([]byte, error) {
 
 // boundText cuts the free text the simulator wrote, or its errors quote.
 func boundText(doc *status.ProfileStatus) {
-	doc.Simulator.LastError = truncate(doc.Simulator.LastError, maxText)
+	doc.Simulator.LastError = text.Truncate(doc.Simulator.LastError, maxText)
 	if sim := doc.Simulator.Simulation; sim != nil {
-		sim.Source = truncate(sim.Source, maxText)
+		sim.Source = text.Truncate(sim.Source, maxText)
 	}
-}
-
-// truncate cuts s to at most n bytes on a rune boundary.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }
