@@ -160,8 +160,8 @@ func TestFindReadiness(t *testing.T) {
 	if !p.SchedulerReady || p.SimulatorReady || p.Restarts != 2 {
 		t.Errorf("scheduler ready %t, simulator ready %t, restarts %d; want true, false, 2", p.SchedulerReady, p.SimulatorReady, p.Restarts)
 	}
-	if in.StatusError == "" {
-		t.Error("no status ConfigMap, no StatusError")
+	if !apierrors.IsNotFound(in.StatusErr) {
+		t.Errorf("no status ConfigMap: StatusErr %v, want a NotFound", in.StatusErr)
 	}
 }
 
@@ -181,8 +181,22 @@ func TestFindForbidden(t *testing.T) {
 		return true, nil, apierrors.NewForbidden(v1.Resource("pods"), "", errors.New("RBAC"))
 	})
 	in, err := Find(context.Background(), client)
-	if err != nil || in.Kind != ControlPlane || in.PodsError == "" || len(in.Profiles) != 1 {
-		t.Errorf("Find = %+v, %v; want the control plane's status and a PodsError", in, err)
+	if err != nil || in.Kind != ControlPlane || !apierrors.IsForbidden(in.PodsErr) || len(in.Profiles) != 1 {
+		t.Errorf("Find = %+v, %v; want the control plane's status and a forbidden PodsErr", in, err)
+	}
+}
+
+// A refusal is told by its reason, not by its wording: an authorizer or a
+// proxy may answer 403 Forbidden without the word.
+func TestFindRefusedWhateverTheWording(t *testing.T) {
+	client := fake.NewClientset()
+	client.PrependReactor("*", "*", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, &apierrors.StatusError{ErrStatus: metav1.Status{
+			Status: metav1.StatusFailure, Code: 403, Reason: metav1.StatusReasonForbidden, Message: "access denied by policy"}}
+	})
+	_, err := Find(context.Background(), client)
+	if !errors.Is(err, ErrNotInstalled) || !strings.Contains(err.Error(), "refused") || !strings.Contains(err.Error(), "access denied by policy") {
+		t.Errorf("err %v, want ErrNotInstalled saying what the API server refused", err)
 	}
 }
 
@@ -190,9 +204,9 @@ func TestProfilesRejectsOtherDocuments(t *testing.T) {
 	cm := statusConfigMap("kns-3-system", status.ProfileStatus{Profile: "good"})
 	cm.Data["other.json"] = `{"apiVersion":"v1","kind":"Secret"}`
 	cm.Data["junk"] = "not json"
-	docs, errText := profiles(cm)
-	if len(docs) != 1 || docs[0].Profile != "good" || !strings.Contains(errText, "junk, other.json") {
-		t.Errorf("profiles = %+v, %q", docs, errText)
+	docs, err := profiles(cm)
+	if len(docs) != 1 || docs[0].Profile != "good" || err == nil || !strings.Contains(err.Error(), "junk, other.json") {
+		t.Errorf("profiles = %+v, %v", docs, err)
 	}
 }
 

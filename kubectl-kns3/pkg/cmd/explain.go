@@ -87,7 +87,7 @@ func (o *options) explain(ctx context.Context, name string) (*output.Explanation
 	}
 	profiles := in.Profiles
 	if len(profiles) == 0 {
-		o.warn("no KNS-3 status published (%s); assuming profile %s with default args, without scores", in.StatusError, shippedProfile.Profile)
+		o.warn("no KNS-3 status published (%s); assuming profile %s with default args, without scores", in.StatusErr, shippedProfile.Profile)
 		profiles = []schedstatus.ProfileStatus{shippedProfile}
 	}
 	var prof *schedstatus.ProfileStatus

@@ -28,7 +28,7 @@ import (
 
 // Build summarizes in, at now, with its placement events.
 func Build(in *installclient.Install, events []v1.Event, now time.Time) *output.Status {
-	s := &output.Status{Install: string(in.Kind), Namespace: in.Namespace, PodsError: in.PodsError, Ignored: in.Ignored, StatusError: in.StatusError}
+	s := &output.Status{Install: string(in.Kind), Namespace: in.Namespace, PodsError: errText(in.PodsErr), Ignored: in.Ignored, StatusError: errText(in.StatusErr)}
 	for _, p := range in.Pods {
 		s.Pods = append(s.Pods, output.SchedulerPod{
 			Namespace: p.Pod.Namespace, Name: p.Pod.Name, Node: p.Pod.Spec.NodeName, Phase: string(p.Pod.Status.Phase),
@@ -188,6 +188,14 @@ func simulatorLine(s output.SimulatorStatus, ago func(metav1.Time) string) strin
 	}
 	return fmt.Sprintf("%s; newest simulation received %s: %s, %d nodes scored.", out, ago(s.Received),
 		explain.Describe(s.Source, s.Timestamp.Time, s.WindowSeconds), s.Nodes)
+}
+
+// errText is err's text, "" for nil.
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }
 
 func readiness(ready bool) string {
