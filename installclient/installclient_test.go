@@ -267,7 +267,7 @@ func TestPlacements(t *testing.T) {
 		pages++
 		return true, page, nil
 	})
-	got, err := Placements(context.Background(), client, []string{"kns-3-scheduler"}, 3)
+	got, err := Placements(context.Background(), client, []string{"kns-3-scheduler"}, 3, now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,7 +281,7 @@ func TestPlacements(t *testing.T) {
 	if pages != 7 {
 		t.Errorf("read %d pages, want all 7", pages)
 	}
-	if got, err := Placements(context.Background(), client, []string{"kns-3-scheduler"}, 0); err != nil || len(got) != 0 {
+	if got, err := Placements(context.Background(), client, []string{"kns-3-scheduler"}, 0, now); err != nil || len(got) != 0 {
 		t.Errorf("n=0: %v, %v", got, err)
 	}
 }
@@ -303,12 +303,49 @@ func TestPodEvents(t *testing.T) {
 		ev("f1", ReasonFailedScheduling, "kns-3-scheduler", "0/3 nodes: old", now.Add(-time.Minute)),
 		ev("f2", ReasonFailedScheduling, "kns-3-scheduler", "0/3 nodes: new", now),
 	)
-	placement, failed, err := PodEvents(context.Background(), client, pod)
+	placement, failed, err := PodEvents(context.Background(), client, pod, now)
 	if err != nil || placement != "new placement" || failed != "0/3 nodes: new" {
 		t.Errorf("PodEvents = %q, %q, %v", placement, failed, err)
 	}
 	pod.Spec.NodeName = "a"
-	if _, failed, _ := PodEvents(context.Background(), client, pod); failed != "" {
+	if _, failed, _ := PodEvents(context.Background(), client, pod, now); failed != "" {
 		t.Errorf("a bound pod's FailedScheduling %q, want none", failed)
+	}
+}
+
+// An event that names no valid pod, or whose time is in the future, is
+// dropped whoever claims to report it.
+func TestImplausibleEventsDropped(t *testing.T) {
+	now := time.Now()
+	good := placementEvent("ns", "good", "kns-3-scheduler", now.Add(-time.Minute))
+	skewed := placementEvent("ns", "skewed", "kns-3-scheduler", now.Add(MaxClockSkew/2))
+	future := placementEvent("ns", "future", "kns-3-scheduler", now.Add(time.Hour))
+	laterSeries := placementEvent("ns", "series", "kns-3-scheduler", now.Add(-time.Hour))
+	laterSeries.Series = &v1.EventSeries{Count: 2, LastObservedTime: metav1.NewMicroTime(now.Add(24 * time.Hour))}
+	badName := placementEvent("ns", "badname", "kns-3-scheduler", now)
+	badName.InvolvedObject.Name = "\x1b]52;c;QUJD\x07"
+	badNamespace := placementEvent("ns", "badns", "kns-3-scheduler", now)
+	badNamespace.InvolvedObject.Namespace = "Dev"
+	client := fake.NewClientset(good, skewed, future, laterSeries, badName, badNamespace)
+	got, err := Placements(context.Background(), client, []string{"kns-3-scheduler"}, 10, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range got {
+		names = append(names, e.Name)
+	}
+	if !slices.Equal(names, []string{"skewed", "good"}) {
+		t.Errorf("placements %v, want [skewed good]: within the clock skew, and valid names", names)
+	}
+
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "good-pod", UID: "u1"}, Spec: v1.PodSpec{SchedulerName: "kns-3-scheduler", NodeName: "a"}}
+	for _, e := range []*v1.Event{good, future} {
+		e.InvolvedObject.UID = pod.UID
+		e.InvolvedObject.Name = pod.Name
+	}
+	client = fake.NewClientset(good, future)
+	if placement, _, err := PodEvents(context.Background(), client, pod, now); err != nil || placement != "placed good" {
+		t.Errorf("PodEvents = %q, %v; want the real placement, not the future-dated one", placement, err)
 	}
 }

@@ -261,3 +261,16 @@ func TestPrintMetrics(t *testing.T) {
 		t.Errorf("metrics columns without metrics:\n%s", out.String())
 	}
 }
+
+// Print escapes every text it did not write, names included.
+func TestPrintEscapesNames(t *testing.T) {
+	e := &output.Explanation{Namespace: "ns\x1b[2J", Pod: "web\x07", SchedulerName: "s", Node: "a\x1b]0;x\x07", Normalization: "MinMax\x1b[2J",
+		Nodes: []output.Row{{Node: "a\x1b]0;x\x07", Filter: output.Pass, Chosen: true}}}
+	var b strings.Builder
+	if err := Print(&b, e, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if strings.ContainsAny(b.String(), "\x1b\x07") {
+		t.Errorf("output holds a control character:\n%q", b.String())
+	}
+}

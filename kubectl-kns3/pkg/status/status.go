@@ -82,7 +82,8 @@ func Placements(events []v1.Event) []output.Placement {
 }
 
 // Print writes s for a person, at now: a table per part, each aligned on
-// its own. Text from the cluster and the simulator is escaped.
+// its own. Every text from the cluster, the published status and the
+// simulator is escaped.
 func Print(w io.Writer, s *output.Status, now time.Time) error {
 	ago := func(t metav1.Time) string { return now.Sub(t.Time).Round(time.Second).String() + " ago" }
 	fmt.Fprintf(w, "KNS-3 install: %s, namespace %s.\n\n", s.Install, s.Namespace)
@@ -95,7 +96,8 @@ func Print(w io.Writer, s *output.Status, now time.Time) error {
 		tw := printers.GetNewTabWriter(w)
 		fmt.Fprintln(tw, "SCHEDULER POD\tNODE\tSCHEDULER\tSIMULATOR\tRESTARTS\tPUBLISHING")
 		for _, p := range s.Pods {
-			fmt.Fprintf(tw, "%s/%s\t%s\t%s\t%s\t%d\t%s\n", p.Namespace, p.Name, p.Node, readiness(p.SchedulerReady), readiness(p.SimulatorReady), p.Restarts, yes(p.Publishing))
+			fmt.Fprintf(tw, "%s/%s\t%s\t%s\t%s\t%d\t%s\n", safetext.Line(p.Namespace), safetext.Line(p.Name), safetext.Line(p.Node),
+				readiness(p.SchedulerReady), readiness(p.SimulatorReady), p.Restarts, yes(p.Publishing))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -116,7 +118,8 @@ func Print(w io.Writer, s *output.Status, now time.Time) error {
 			if p.Stale {
 				published += " (stale: the scheduler stopped publishing)"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\n", safetext.Line(p.Name), p.RefreshMode, breaker, p.ScoredCycles, p.FallbacksTotal, reasons(p.Fallbacks), published)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\n", safetext.Line(p.Name), safetext.Line(p.RefreshMode), safetext.Line(breaker),
+				p.ScoredCycles, p.FallbacksTotal, reasons(p.Fallbacks), published)
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -137,7 +140,7 @@ func Print(w io.Writer, s *output.Status, now time.Time) error {
 	tw := printers.GetNewTabWriter(w)
 	fmt.Fprintln(tw, "LAST PLACEMENTS\tAGE\tPLACEMENT")
 	for _, p := range s.Placements {
-		fmt.Fprintf(tw, "%s/%s\t%s\t%s\n", p.Namespace, p.Pod, now.Sub(p.Time.Time).Round(time.Second), safetext.Line(p.Message))
+		fmt.Fprintf(tw, "%s/%s\t%s\t%s\n", safetext.Line(p.Namespace), safetext.Line(p.Pod), now.Sub(p.Time.Time).Round(time.Second), safetext.Line(p.Message))
 	}
 	return tw.Flush()
 }
