@@ -7,7 +7,6 @@ package drift
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
 	"time"
 
@@ -17,7 +16,6 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 
 	"kns3.dev/kns3/scheduler/apis/status"
-	"kns3.dev/kns3/scheduler/plugins/customfilter"
 	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
 )
 
@@ -40,6 +38,9 @@ type Tracker struct {
 	now     func() time.Time
 	// seen is by pod; a pod no longer running is forgotten.
 	seen map[types.UID]*podDrift
+	// passes counts the passes over the nodes the last Update made, one per
+	// class of pods the filters treat alike: its cost is nodes × passes.
+	passes int
 }
 
 // New returns the tracker of profile's pods, listing those whose node
@@ -75,6 +76,7 @@ func (d *Tracker) Update(sim *status.Simulation) ([]status.DriftedPod, int) {
 	if err != nil {
 		return nil, 0
 	}
+	d.passes = 0
 	running := map[types.UID]bool{}
 	bestFor := map[string][2]scored{} // by filter class
 	var drifted []status.DriftedPod
@@ -99,11 +101,12 @@ func (d *Tracker) Update(sim *status.Simulation) ([]status.DriftedPod, int) {
 			st = &podDrift{then: own}
 			d.seen[pod.UID] = st
 		}
-		class := filterClass(pod)
+		class := placement.Class(pod)
 		top, ok := bestFor[class]
 		if !ok {
 			top = best2(pod, nodes, sim.MilliScores)
 			bestFor[class] = top
+			d.passes++
 		}
 		alt := top[0]
 		if alt.node == pod.Spec.NodeName {
@@ -138,12 +141,6 @@ func (d *Tracker) Update(sim *status.Simulation) ([]status.DriftedPod, int) {
 type scored struct {
 	node  string
 	milli int64
-}
-
-// filterClass groups pods that KNS-3's filter, taints and cordons treat
-// alike, so the best nodes are found once per group, not once per pod.
-func filterClass(pod *v1.Pod) string {
-	return fmt.Sprintf("%s|%v", pod.Annotations[customfilter.AnnotationQoS], pod.Spec.Tolerations)
 }
 
 // best2 returns the two best-scored nodes pod could run on now.

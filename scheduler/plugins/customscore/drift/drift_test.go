@@ -1,6 +1,7 @@
 package drift
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -146,5 +147,114 @@ func TestDriftClockRestarts(t *testing.T) {
 	d.pods = corelisters.NewPodLister(cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{}))
 	if n := step(60*time.Second, t0.Add(60*time.Second)); n != 0 || len(d.seen) != 0 {
 		t.Errorf("after the pod left: listed %d, remembered %d", n, len(d.seen))
+	}
+}
+
+// defaultTolerations are what the DefaultTolerationSeconds admission
+// plugin gives every pod: each with its own tolerationSeconds pointer.
+func defaultTolerations() []v1.Toleration {
+	seconds := func() *int64 { s := int64(300); return &s }
+	return []v1.Toleration{
+		{Key: v1.TaintNodeNotReady, Operator: v1.TolerationOpExists, Effect: v1.TaintEffectNoExecute, TolerationSeconds: seconds()},
+		{Key: v1.TaintNodeUnreachable, Operator: v1.TolerationOpExists, Effect: v1.TaintEffectNoExecute, TolerationSeconds: seconds()},
+	}
+}
+
+// TestDriftClassesByValue: pods the filters treat alike share one pass
+// over the nodes, whatever pointers their tolerations hold; pods they
+// treat differently get their own.
+func TestDriftClassesByValue(t *testing.T) {
+	clock := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	nodes := []*v1.Node{st.MakeNode().Name("n1").Obj(), st.MakeNode().Name("n2").Obj()}
+	var pods []*v1.Pod
+	for i := range 50 {
+		p := runningPod(fmt.Sprintf("p%02d", i), "n1")
+		p.Spec.Tolerations = defaultTolerations()
+		pods = append(pods, p)
+	}
+	rigorous := runningPod("rigorous", "n1")
+	rigorous.Spec.Tolerations = defaultTolerations()
+	rigorous.Annotations = map[string]string{customfilter.AnnotationQoS: customfilter.ValueRigorous}
+	longer := runningPod("longer", "n1")
+	longer.Spec.Tolerations = defaultTolerations()
+	*longer.Spec.Tolerations[0].TolerationSeconds = 600
+	d := newDriftTracker(t, &clock, append(pods, rigorous, longer), nodes)
+	d.Update(&status.Simulation{MilliScores: map[string]int64{"n1": 100, "n2": 900}, WindowSeconds: 30, Received: clock})
+	if d.passes != 3 {
+		t.Errorf("%d passes over the nodes for 52 pods in 3 classes, want 3", d.passes)
+	}
+}
+
+// TestDriftListIsBounded: past 100 drifted pods the listing keeps the
+// longest drifted and counts the rest.
+func TestDriftListIsBounded(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	clock := t0
+	var pods []*v1.Pod
+	for i := range 130 {
+		pods = append(pods, runningPod(fmt.Sprintf("p%03d", i), "n1"))
+	}
+	d := newDriftTracker(t, &clock, pods, []*v1.Node{st.MakeNode().Name("n1").Obj(), st.MakeNode().Name("n2").Obj()})
+	sim := func() *status.Simulation {
+		return &status.Simulation{MilliScores: map[string]int64{"n1": 100, "n2": 900}, WindowSeconds: 30, Received: clock}
+	}
+	// The first 30 pods drift from t0, the others from 10 s later.
+	late := d.pods
+	d.pods = corelisters.NewPodLister(indexer(t, pods[:30]))
+	d.Update(sim())
+	clock = t0.Add(10 * time.Second)
+	d.pods = late
+	d.Update(sim())
+	clock = t0.Add(time.Minute)
+	list, omitted := d.Update(sim())
+	if len(list) != 100 || omitted != 30 {
+		t.Fatalf("listed %d, omitted %d; want 100 and 30", len(list), omitted)
+	}
+	for i, p := range list[:30] {
+		if !p.Since.Equal(t0) {
+			t.Fatalf("entry %d (%s) drifted since %s: the 30 longest drifted must come first", i, p.Name, p.Since)
+		}
+	}
+}
+
+func indexer(t *testing.T, pods []*v1.Pod) cache.Indexer {
+	t.Helper()
+	pi := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	for _, p := range pods {
+		if err := pi.Add(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return pi
+}
+
+// BenchmarkDriftUpdate is one publish tick's drift pass at the size the
+// README names: 5,000 nodes and 10,000 running pods with the default
+// tolerations.
+func BenchmarkDriftUpdate(b *testing.B) {
+	clock := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	ni := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	scores := map[string]int64{}
+	for i := range 5000 {
+		n := st.MakeNode().Name(fmt.Sprintf("node-%04d", i)).Obj()
+		if err := ni.Add(n); err != nil {
+			b.Fatal(err)
+		}
+		scores[n.Name] = int64(i % 1000)
+	}
+	pi := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	for i := range 10000 {
+		p := runningPod(fmt.Sprintf("pod-%05d", i), fmt.Sprintf("node-%04d", i%5000))
+		p.Spec.Tolerations = defaultTolerations()
+		if err := pi.Add(p); err != nil {
+			b.Fatal(err)
+		}
+	}
+	d := New(driftProfile, 200, corelisters.NewPodLister(pi), corelisters.NewNodeLister(ni))
+	d.now = func() time.Time { return clock }
+	sim := &status.Simulation{MilliScores: scores, WindowSeconds: 30, Received: clock}
+	b.ReportAllocs()
+	for b.Loop() {
+		d.Update(sim)
 	}
 }

@@ -1,6 +1,10 @@
 package placement
 
 import (
+	"slices"
+	"strconv"
+	"strings"
+
 	v1 "k8s.io/api/core/v1"
 	v1helper "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/klog/v2"
@@ -24,9 +28,28 @@ func (v Verdict) Candidate() bool { return v.Filter == "" && v.Other == "" }
 
 // Judge is the one rule for "is this node a candidate for this pod" that
 // the plugin's drift listing and kubectl kns3 explain share: KNS-3's
-// filter, cordons and taints.
+// filter, cordons and taints. It reads of the pod only what Class names.
 func Judge(pod *v1.Pod, node *v1.Node) Verdict {
 	return Verdict{Filter: customfilter.Rejection(pod, node), Other: OtherFilters(pod, node)}
+}
+
+// Class names what Judge reads of pod: pods of one class get the same
+// verdict on every node, so a caller judging many pods (drift) judges each
+// class once. It holds values only (TolerationSeconds dereferenced; the
+// pointers of equal tolerations differ from pod to pod), and the
+// tolerations in a canonical order, which Judge does not depend on.
+func Class(pod *v1.Pod) string {
+	tolerations := make([]string, len(pod.Spec.Tolerations))
+	for i, t := range pod.Spec.Tolerations {
+		seconds := "-"
+		if t.TolerationSeconds != nil {
+			seconds = strconv.FormatInt(*t.TolerationSeconds, 10)
+		}
+		tolerations[i] = strconv.Quote(t.Key) + " " + strconv.Quote(string(t.Operator)) + " " + strconv.Quote(t.Value) + " " +
+			strconv.Quote(string(t.Effect)) + " " + seconds
+	}
+	slices.Sort(tolerations)
+	return strconv.Quote(pod.Annotations[customfilter.AnnotationQoS]) + "|" + strings.Join(tolerations, "|")
 }
 
 // OtherFilters names what upstream's NodeUnschedulable and TaintToleration

@@ -42,3 +42,49 @@ func TestJudge(t *testing.T) {
 		})
 	}
 }
+
+// TestClass: equal values make one class, whatever their pointers and
+// order; any value Judge reads tells classes apart; and pods of one class
+// get one verdict on every node.
+func TestClass(t *testing.T) {
+	secs := func(s int64) *int64 { return &s }
+	tol := func(key string, seconds *int64) v1.Toleration {
+		return v1.Toleration{Key: key, Operator: v1.TolerationOpExists, Effect: v1.TaintEffectNoExecute, TolerationSeconds: seconds}
+	}
+	withTolerations := func(ts ...v1.Toleration) *v1.Pod {
+		p := st.MakePod().Name("p").Obj()
+		p.Spec.Tolerations = ts
+		return p
+	}
+	a := withTolerations(tol("not-ready", secs(300)), tol("unreachable", secs(300)))
+	same := withTolerations(tol("unreachable", secs(300)), tol("not-ready", secs(300)))
+	if Class(a) != Class(same) {
+		t.Errorf("equal tolerations, other pointers and order: %q != %q", Class(a), Class(same))
+	}
+	rigorous := withTolerations(tol("not-ready", secs(300)), tol("unreachable", secs(300)))
+	rigorous.Annotations = map[string]string{customfilter.AnnotationQoS: customfilter.ValueRigorous}
+	others := []*v1.Pod{
+		withTolerations(tol("not-ready", secs(600)), tol("unreachable", secs(300))),
+		withTolerations(tol("not-ready", nil), tol("unreachable", secs(300))),
+		withTolerations(tol("not-ready", secs(300))),
+		withTolerations(tol("not-ready", secs(300)), tol("unreachable", secs(300)), tol("k", nil)),
+		withTolerations(tol(`not-ready" "Exists`, secs(300)), tol("unreachable", secs(300))),
+		rigorous,
+	}
+	for i, p := range others {
+		if Class(p) == Class(a) {
+			t.Errorf("pod %d shares the class %q", i, Class(a))
+		}
+	}
+	nodes := []*v1.Node{
+		st.MakeNode().Name("plain").Obj(),
+		st.MakeNode().Name("k").Taints([]v1.Taint{{Key: "k", Effect: v1.TaintEffectNoSchedule}}).Obj(),
+		st.MakeNode().Name("not-ready").Taints([]v1.Taint{{Key: "not-ready", Effect: v1.TaintEffectNoExecute}}).Obj(),
+		st.MakeNode().Name("rigorous").Label(customfilter.LabelCapability, customfilter.ValueRigorous).Obj(),
+	}
+	for _, n := range nodes {
+		if Judge(a, n) != Judge(same, n) {
+			t.Errorf("node %s: one class, two verdicts: %+v, %+v", n.Name, Judge(a, n), Judge(same, n))
+		}
+	}
+}
