@@ -22,8 +22,12 @@ import (
 const (
 	// maxDriftListed bounds the drifted pods one status document lists.
 	maxDriftListed = 100
-	// defaultWindow is the window assumed of a simulation that names none.
+	// defaultWindow is the window assumed of a simulation that names none;
+	// maxWindow the longest taken of one that names one: a longer one
+	// would keep any simulation fresh and any drift from ever lasting a
+	// window.
 	defaultWindow = 30 * time.Second
+	maxWindow     = time.Hour
 )
 
 // Tracker lists the profile's drifted pods. A stale simulation, or one
@@ -64,7 +68,11 @@ func (d *Tracker) Update(sim *status.Simulation) ([]status.DriftedPod, int) {
 	now := d.now()
 	window := defaultWindow
 	if sim != nil && sim.WindowSeconds > 0 {
-		window = time.Duration(sim.WindowSeconds) * time.Second
+		// Compared in seconds first: a Duration overflows past 292 years.
+		window = maxWindow
+		if sim.WindowSeconds < int(maxWindow/time.Second) {
+			window = time.Duration(sim.WindowSeconds) * time.Second
+		}
 	}
 	fresh := sim != nil && now.Sub(sim.Received) <= 2*window &&
 		(sim.Timestamp.IsZero() || now.Sub(sim.Timestamp) <= 2*window)
@@ -112,7 +120,7 @@ func (d *Tracker) Update(sim *status.Simulation) ([]status.DriftedPod, int) {
 		if alt.node == pod.Spec.NodeName {
 			alt = top[1]
 		}
-		if alt.node == "" || alt.milli-own < d.margin {
+		if alt.node == "" || !below(own, alt.milli, d.margin) {
 			st.since = time.Time{}
 			continue
 		}
@@ -136,6 +144,13 @@ func (d *Tracker) Update(sim *status.Simulation) ([]status.DriftedPod, int) {
 	})
 	omitted := max(len(drifted)-maxDriftListed, 0)
 	return drifted[:len(drifted)-omitted], omitted
+}
+
+// below reports whether own is below alt by at least margin (≥ 0),
+// exactly: alt − own may not fit an int64, but fits a uint64 when alt is
+// the higher.
+func below(own, alt, margin int64) bool {
+	return alt > own && uint64(alt)-uint64(own) >= uint64(margin)
 }
 
 type scored struct {

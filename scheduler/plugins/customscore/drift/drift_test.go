@@ -2,6 +2,7 @@ package drift
 
 import (
 	"fmt"
+	"math"
 	"testing"
 	"time"
 
@@ -256,5 +257,42 @@ func BenchmarkDriftUpdate(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		d.Update(sim)
+	}
+}
+
+// TestDriftExtremeValues: scores anywhere in the int64 range compare
+// exactly, and a window the simulator claims beyond any sane length
+// counts as the longest one drift allows.
+func TestDriftExtremeValues(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	nodes := []*v1.Node{st.MakeNode().Name("n1").Obj(), st.MakeNode().Name("n2").Obj()}
+	for _, tc := range []struct {
+		name   string
+		scores map[string]int64
+		window int
+		after  time.Duration
+		want   int
+	}{
+		{name: "an alternative far below does not wrap into drift", scores: map[string]int64{"n1": 1000, "n2": math.MinInt64 + 1},
+			window: 30, after: 31 * time.Second, want: 0},
+		{name: "an alternative far above does not wrap out of drift", scores: map[string]int64{"n1": math.MinInt64, "n2": math.MaxInt64},
+			window: 30, after: 31 * time.Second, want: 1},
+		{name: "a window that overflows a Duration", scores: map[string]int64{"n1": 100, "n2": 900},
+			window: 10_000_000_000, after: 61 * time.Minute, want: 1},
+		{name: "a window of decades", scores: map[string]int64{"n1": 100, "n2": 900},
+			window: 1_000_000_000, after: 61 * time.Minute, want: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := t0
+			d := newDriftTracker(t, &clock, []*v1.Pod{runningPod("p", "n1")}, nodes)
+			sim := func() *status.Simulation {
+				return &status.Simulation{MilliScores: tc.scores, WindowSeconds: tc.window, Received: clock, Timestamp: clock}
+			}
+			d.Update(sim())
+			clock = t0.Add(tc.after)
+			if list, _ := d.Update(sim()); len(list) != tc.want {
+				t.Errorf("listed %d, want %d", len(list), tc.want)
+			}
+		})
 	}
 }
