@@ -18,6 +18,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 
@@ -53,6 +54,9 @@ type CustomScore struct {
 	// drift lists the running pods whose node has drifted, in the
 	// published status; nil when off or without informers.
 	drift *drift.Tracker
+	// nodes are the cluster's, whose scores alone the status names; nil
+	// without informers.
+	nodes corelisters.NodeLister
 	// stop ends the plugin's goroutines; wg waits for them.
 	stop context.CancelFunc
 	wg   sync.WaitGroup
@@ -98,9 +102,12 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 	m.breakerState(breakerClosed)
 	pl.source = newSource(args, pl.client, m, logger, idle)
 	pl.breaker, _ = pl.source.(breakerReporter)
-	if args.DriftMarginMilli > 0 && h != nil && h.SharedInformerFactory() != nil {
+	if h != nil && h.SharedInformerFactory() != nil {
 		informers := h.SharedInformerFactory().Core().V1()
-		pl.drift = drift.New(profile, args.DriftMarginMilli, informers.Pods().Lister(), informers.Nodes().Lister())
+		pl.nodes = informers.Nodes().Lister()
+		if args.DriftMarginMilli > 0 {
+			pl.drift = drift.New(profile, args.DriftMarginMilli, informers.Pods().Lister(), pl.nodes)
+		}
 	}
 	ctx, pl.stop = context.WithCancel(klog.NewContext(ctx, logger))
 	pl.wg.Go(func() { pl.source.run(ctx) })

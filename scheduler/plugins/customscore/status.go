@@ -4,6 +4,8 @@ import (
 	"os"
 	"time"
 
+	"k8s.io/apimachinery/pkg/labels"
+
 	"kns3.dev/kns3/scheduler/apis/status"
 	"kns3.dev/kns3/scheduler/plugins/customscore/simclient"
 )
@@ -13,6 +15,34 @@ import (
 type breakerReporter interface {
 	// breakerState is status.BreakerClosed or status.BreakerOpen.
 	breakerState() string
+}
+
+// knownNodesOnly leaves in sim the scores and metrics of the cluster's
+// nodes only: the simulator may name anything (live measurements carry
+// what agents say), and a name that is no node tells a reader nothing,
+// and may be long or need escaping. Without a node lister it keeps all.
+func (pl *CustomScore) knownNodesOnly(sim *status.Simulation) {
+	if pl.nodes == nil {
+		return
+	}
+	nodes, err := pl.nodes.List(labels.Everything())
+	if err != nil {
+		return
+	}
+	scores := make(map[string]int64, min(len(nodes), len(sim.MilliScores)))
+	var metrics map[string]status.NodeMetrics
+	for _, n := range nodes {
+		if s, ok := sim.MilliScores[n.Name]; ok {
+			scores[n.Name] = s
+		}
+		if m, ok := sim.Metrics[n.Name]; ok {
+			if metrics == nil {
+				metrics = map[string]status.NodeMetrics{}
+			}
+			metrics[n.Name] = m
+		}
+	}
+	sim.MilliScores, sim.Metrics = scores, metrics
 }
 
 // statusSource returns the plugin's status as the publisher writes it: the
@@ -62,6 +92,7 @@ func (pl *CustomScore) statusSource(profile string) func() status.ProfileStatus 
 				Unscored:      len(newest.Invalid),
 				Metrics:       metrics,
 			}
+			pl.knownNodesOnly(doc.Simulator.Simulation)
 		}
 		if pl.drift != nil {
 			doc.Drift, doc.DriftOmitted = pl.drift.Update(doc.Simulator.Simulation)

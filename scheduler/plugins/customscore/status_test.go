@@ -8,6 +8,10 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+	fwk "k8s.io/kube-scheduler/framework"
+	st "k8s.io/kubernetes/pkg/scheduler/testing"
 	"k8s.io/kubernetes/test/utils/ktesting"
 
 	"kns3.dev/kns3/scheduler/apis/status"
@@ -129,4 +133,47 @@ func TestIdleRefreshIsTheSourcesOwn(t *testing.T) {
 	eventually(t, "the source asks an idle simulator by itself", func() bool { return calls.Load() >= 2 })
 	cancel()
 	<-done
+}
+
+// informerHandle is a framework handle with informers over the given
+// nodes (never started: the listers read what the test added).
+type informerHandle struct {
+	fwk.Handle
+	informers informers.SharedInformerFactory
+}
+
+func (h informerHandle) ProfileName() string { return plainProfile }
+func (h informerHandle) SharedInformerFactory() informers.SharedInformerFactory {
+	return h.informers
+}
+
+func handleWithNodes(t *testing.T, names ...string) informerHandle {
+	t.Helper()
+	f := informers.NewSharedInformerFactory(fake.NewClientset(), 0)
+	for _, n := range names {
+		if err := f.Core().V1().Nodes().Informer().GetIndexer().Add(st.MakeNode().Name(n).Obj()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return informerHandle{informers: f}
+}
+
+// The status names only the cluster's nodes: the simulator may send any
+// name (live measurements carry what agents say), and a name that is no
+// node is no use to a reader, and may be long or need escaping.
+func TestStatusNamesOnlyKnownNodes(t *testing.T) {
+	body := `{"results":{"n1":{"score":0.9,"latency_ms":1},"<script>\u0007":{"score":0.5,"latency_ms":2},"gone":{"score":0.1}}}`
+	srv, _ := countingServer(t, func(_ int32, w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(body)) })
+	pl := newProfilePlugin(t, srv.URL, "", handleWithNodes(t, "n1", "n2"))
+	scoreCycle(t, pl, nodeInfos("n1", "n2"))
+	sim := pl.statusSource(plainProfile)().Simulator.Simulation
+	if sim == nil {
+		t.Fatal("no simulation in the status")
+	}
+	if !cmp.Equal(sim.MilliScores, map[string]int64{"n1": 900}) {
+		t.Errorf("scores %v, want only n1's", sim.MilliScores)
+	}
+	if _, ok := sim.Metrics["<script>\a"]; ok || len(sim.Metrics) != 1 {
+		t.Errorf("metrics %v, want only n1's", sim.Metrics)
+	}
 }

@@ -155,18 +155,23 @@ func (p *Publisher) publish(ctx context.Context, last []byte, lastAt time.Time) 
 	return unstamped, now, nil
 }
 
-// encodeBounded encodes doc (Published unset) in at most maxBytes,
-// leaving out the metrics, then the lowest-scored nodes, when they do not
-// fit.
+// stampRoom is the most that Published adds to an encoded document.
+var stampRoom = len(`"published":"2006-01-02T15:04:05.999999999+07:00",`)
+
+// encodeBounded encodes doc (Published unset) so that, stamped, it takes at
+// most maxBytes, leaving out the metrics, then the lowest-scored nodes,
+// when they do not fit. Each node's entry is sized as it encodes, escapes
+// included, and the final encoding is measured.
 func encodeBounded(doc *status.ProfileStatus, maxBytes int) ([]byte, error) {
+	limit := maxBytes - stampRoom
 	body, err := json.Marshal(doc)
-	if err != nil || len(body) <= maxBytes || doc.Simulator.Simulation == nil {
+	if err != nil || len(body) <= limit || doc.Simulator.Simulation == nil {
 		return body, err
 	}
 	sim := doc.Simulator.Simulation
 	if sim.Metrics != nil {
 		sim.Metrics, sim.MetricsOmitted = nil, true
-		if body, err = json.Marshal(doc); err != nil || len(body) <= maxBytes {
+		if body, err = json.Marshal(doc); err != nil || len(body) <= limit {
 			return body, err
 		}
 	}
@@ -181,26 +186,37 @@ func encodeBounded(doc *status.ProfileStatus, maxBytes int) ([]byte, error) {
 	slices.SortFunc(entries, func(a, b entry) int {
 		return cmp.Or(cmp.Compare(b.score, a.score), cmp.Compare(a.node, b.node))
 	})
-	all := sim.MilliScores
-	sim.MilliScores = map[string]int64{}
+	// The document without scores, with the widest count of omitted ones.
+	sim.MilliScores, sim.Omitted = map[string]int64{}, len(entries)
 	empty, err := json.Marshal(doc)
 	if err != nil {
 		return nil, err
 	}
-	// Room for the stamp Published adds, then each entry as it encodes:
-	// "node":score, (node names need no escaping).
-	room := maxBytes - len(empty) - len(`"published":"2006-01-02T15:04:05.999999999Z07:00",`)
-	kept := map[string]int64{}
+	room, n := limit-len(empty), 0
 	for _, e := range entries {
-		size := len(e.node) + len(strconv.FormatInt(e.score, 10)) + 4
+		name, err := json.Marshal(e.node)
+		if err != nil {
+			return nil, err
+		}
+		// "node":score, as the map encodes it.
+		size := len(name) + 1 + len(strconv.FormatInt(e.score, 10)) + 1
 		if size > room {
 			break
 		}
 		room -= size
-		kept[e.node] = e.score
+		n++
 	}
-	sim.MilliScores, sim.Omitted = kept, len(all)-len(kept)
-	return json.Marshal(doc)
+	for {
+		kept := make(map[string]int64, n)
+		for _, e := range entries[:n] {
+			kept[e.node] = e.score
+		}
+		sim.MilliScores, sim.Omitted = kept, len(entries)-n
+		if body, err = json.Marshal(doc); err != nil || len(body) <= limit || n == 0 {
+			return body, err
+		}
+		n -= max(1, n/16) // not reached while the sizes above hold
+	}
 }
 
 // boundText cuts the free text the simulator wrote, or its errors quote.

@@ -296,7 +296,40 @@ func TestEncodeBoundedMetricsFirst(t *testing.T) {
 	if sim := got.Simulator.Simulation; sim.Metrics != nil || !sim.MetricsOmitted || len(sim.MilliScores) != 500 || sim.Omitted != 0 {
 		t.Errorf("metrics %d (omitted %v), scores %d (omitted %d); want the metrics out and every score in", len(sim.Metrics), sim.MetricsOmitted, len(sim.MilliScores), sim.Omitted)
 	}
-	if body, _ := encodeBounded(newDoc(), len(full)); !strings.Contains(string(body), `"bandwidthMbps":950.5`) {
+	// The bound is on the stamped document: room for the stamp.
+	if body, _ := encodeBounded(newDoc(), len(full)+stampRoom); !strings.Contains(string(body), `"bandwidthMbps":950.5`) {
 		t.Error("a document within the bound lost its metrics")
+	}
+}
+
+// TestEncodeBoundedEscapedNames: names that JSON escapes (HTML
+// characters, control characters, invalid UTF-8) grow up to sixfold when
+// encoded; the stamped document still fits, and says how many it left
+// out.
+func TestEncodeBoundedEscapedNames(t *testing.T) {
+	scores := map[string]int64{}
+	for i := range 5000 {
+		scores[fmt.Sprintf("n%04d<&>\x01\xff", i)] = int64(i)
+	}
+	doc := &status.ProfileStatus{Profile: plainProfile, Simulator: status.Simulator{Simulation: &status.Simulation{MilliScores: scores}}}
+	const bound = 64 << 10
+	body, err := encodeBounded(doc, bound)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got status.ProfileStatus
+	if err := json.Unmarshal(body, &got); err != nil {
+		t.Fatal(err)
+	}
+	got.Published = time.Date(2026, 11, 30, 10, 0, 0, 123456789, time.FixedZone("x", 3600))
+	stamped, err := json.Marshal(&got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(stamped) > bound {
+		t.Errorf("stamped document is %d bytes, over %d", len(stamped), bound)
+	}
+	if sim := got.Simulator.Simulation; len(sim.MilliScores) == 0 || len(sim.MilliScores)+sim.Omitted != 5000 {
+		t.Errorf("kept %d, omitted %d, want 5000 in all", len(sim.MilliScores), sim.Omitted)
 	}
 }
