@@ -2,6 +2,7 @@ package customscore
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"sync/atomic"
 	"testing"
@@ -300,5 +301,42 @@ func TestCancelledCycleLeavesTheBreakerClosed(t *testing.T) {
 	s.mode.Store(serveGood)
 	if raw, _ := scoreCycle(t, pl, nodeInfos("n1", "n2")); raw["n1"] != 900 {
 		t.Errorf("the next cycle scored n1 %d, want 900 from the simulator", raw["n1"])
+	}
+}
+
+// Background mode ages a simulation by what it describes too: an answer
+// that arrives fresh but whose own timestamp, plus its window, is older
+// than maxSimulationAge is not used.
+func TestBackgroundAgesByTheSimulatorsTimestamp(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		sampled time.Duration // before now
+		window  int
+		want    int64 // n1's raw score
+	}{
+		{"sampled an hour ago", time.Hour, 30, 0},
+		{"sampled now", 0, 30, 900},
+		{"stamped at the start of the current window", 25 * time.Second, 30, 900},
+		{"no window given: 30s assumed", 25 * time.Second, 0, 900},
+		{"stamped two windows ago", 61 * time.Second, 30, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			stamp := time.Now().Add(-tc.sampled).UTC().Format(time.RFC3339)
+			body := fmt.Sprintf(`{"results":{"n1":{"score":0.9},"n2":{"score":0.1}},"timestamp":%q,"window_seconds":%d}`, stamp, tc.window)
+			srv, _ := countingServer(t, func(_ int32, w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(body)) })
+			pl := newTestPlugin(t, srv.URL, "timeout: 100ms\nrefreshMode: Background\nrefreshInterval: 10ms\nmaxSimulationAge: 2s")
+			eventually(t, "an answer taken", func() bool {
+				pl.source.(*background).mu.Lock()
+				defer pl.source.(*background).mu.Unlock()
+				return pl.source.(*background).latest != nil
+			})
+			stale := fallbacks(t, placement.FallbackStale)
+			if raw, _ := scoreCycle(t, pl, nodeInfos("n1", "n2")); raw["n1"] != tc.want {
+				t.Errorf("n1 scored %d, want %d", raw["n1"], tc.want)
+			}
+			if grew := fallbacks(t, placement.FallbackStale) > stale; grew != (tc.want == 0) {
+				t.Errorf("stale fallbacks grew: %t, want %t", grew, tc.want == 0)
+			}
+		})
 	}
 }

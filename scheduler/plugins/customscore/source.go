@@ -190,12 +190,19 @@ type background struct {
 	now     func() time.Time
 	metrics *profileMetrics
 
+	// stamped is the last answer taken and until what it describes
+	// (simclient.DescribedUntil), read once per answer; the loop's alone.
+	stamped *simclient.Simulation
+	until   time.Time
+
 	mu sync.Mutex
 	// latest is the newest good simulation, from the request started last
-	// among those that answered; at is when that answer arrived.
-	latest    *simclient.Simulation
-	latestSeq uint64
-	at        time.Time
+	// among those that answered; at is when that answer arrived, and
+	// latestUntil the latest time it describes.
+	latest      *simclient.Simulation
+	latestSeq   uint64
+	at          time.Time
+	latestUntil time.Time
 }
 
 func (b *background) simulation(ctx context.Context, pod *v1.Pod) (*simclient.Simulation, string) {
@@ -231,24 +238,32 @@ func (b *background) take(res simclient.Result) {
 	if res.Err != nil {
 		return
 	}
+	if res.Sim != b.stamped { // a 304 answers with the same one
+		b.stamped, b.until = res.Sim, simclient.DescribedUntil(res.Sim.Body)
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if res.Seq > b.latestSeq {
-		b.latest, b.latestSeq, b.at = res.Sim, res.Seq, b.now()
+		b.latest, b.latestSeq, b.at, b.latestUntil = res.Sim, res.Seq, b.now(), b.until
 	}
 }
 
 // newest returns the newest simulation if it is at most maxAge old, and its
-// age either way (-1 when there is none yet). It never waits.
+// age either way (-1 when there is none yet): since it arrived, or since
+// the end of what it describes when that is longer ago. It never waits.
 func (b *background) newest() (*simclient.Simulation, time.Duration) {
 	b.mu.Lock()
-	sim, at := b.latest, b.at
+	sim, at, until := b.latest, b.at, b.latestUntil
 	b.mu.Unlock()
 	if sim == nil {
 		b.metrics.simulationAge(-1)
 		return nil, -1
 	}
-	age := b.now().Sub(at)
+	now := b.now()
+	age := now.Sub(at)
+	if !until.IsZero() {
+		age = max(age, now.Sub(until))
+	}
 	b.metrics.simulationAge(age)
 	if age > b.maxAge {
 		return nil, age

@@ -22,12 +22,6 @@ import (
 const (
 	// maxDriftListed bounds the drifted pods one status document lists.
 	maxDriftListed = 100
-	// defaultWindow is the window assumed of a simulation that names none;
-	// maxWindow the longest taken of one that names one: a longer one
-	// would keep any simulation fresh and any drift from ever lasting a
-	// window.
-	defaultWindow = 30 * time.Second
-	maxWindow     = time.Hour
 )
 
 // Tracker lists the profile's drifted pods. A stale simulation, or one
@@ -66,13 +60,9 @@ type podDrift struct {
 // maxDriftListed, and how many more there are.
 func (d *Tracker) Update(sim *status.Simulation) ([]status.DriftedPod, int) {
 	now := d.now()
-	window := defaultWindow
-	if sim != nil && sim.WindowSeconds > 0 {
-		// Compared in seconds first: a Duration overflows past 292 years.
-		window = maxWindow
-		if sim.WindowSeconds < int(maxWindow/time.Second) {
-			window = time.Duration(sim.WindowSeconds) * time.Second
-		}
+	window := status.DefaultWindow
+	if sim != nil {
+		window = status.Window(sim.WindowSeconds)
 	}
 	fresh := sim != nil && now.Sub(sim.Received) <= 2*window &&
 		(sim.Timestamp.IsZero() || now.Sub(sim.Timestamp) <= 2*window)

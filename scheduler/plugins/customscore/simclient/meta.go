@@ -5,6 +5,8 @@ import (
 	"errors"
 	"math"
 	"time"
+
+	"kns3.dev/kns3/scheduler/apis/status"
 )
 
 // Meta is what an answer says besides its scores: where its numbers come
@@ -57,6 +59,28 @@ func MetaOf(body []byte) Meta {
 		}
 	}
 	return m
+}
+
+// DescribedUntil is the latest time an answer's numbers can describe:
+// its timestamp plus its window (status.Window); zero when it has no
+// readable timestamp. It reads only those two fields, for off the cycle.
+func DescribedUntil(body []byte) time.Time {
+	var w struct {
+		Timestamp     string `json:"timestamp"`
+		WindowSeconds int    `json:"window_seconds"`
+	}
+	err := json.Unmarshal(body, &w)
+	var syntaxErr *json.SyntaxError
+	if errors.As(err, &syntaxErr) {
+		if fixed, changed := quoteNonFiniteTokens(body); changed {
+			_ = json.Unmarshal(fixed, &w)
+		}
+	}
+	t, err := time.Parse(time.RFC3339Nano, w.Timestamp)
+	if err != nil {
+		return time.Time{}
+	}
+	return t.Add(status.Window(w.WindowSeconds))
 }
 
 // wireMeta is the part of an answer MetaOf reads.
