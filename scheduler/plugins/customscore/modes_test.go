@@ -13,6 +13,7 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	st "k8s.io/kubernetes/pkg/scheduler/testing"
 
+	"kns3.dev/kns3/scheduler/plugins/customscore/breaker"
 	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
 	"kns3.dev/kns3/scheduler/plugins/customscore/simclient"
 )
@@ -85,7 +86,7 @@ func TestHangingSimulatorCostsOneCycle(t *testing.T) {
 	// The first cycle waits for its 3 attempts to time out; the breaker
 	// opens at once, under its threshold of 3.
 	scoreCycle(t, pl, nodes)
-	if g := gauge(t); g == float64(breakerClosed) {
+	if g := gauge(t); g == float64(breaker.Closed) {
 		t.Fatal("breaker still closed after a timed-out cycle")
 	}
 	for range 5 {
@@ -104,7 +105,7 @@ func TestHangingSimulatorCostsOneCycle(t *testing.T) {
 	before := s.calls.Load()
 	eventually(t, "the prober keeps asking", func() bool { return s.calls.Load() > before+2 })
 	s.mode.Store(serveGood)
-	eventually(t, "the breaker closes", func() bool { return gauge(t) == float64(breakerClosed) })
+	eventually(t, "the breaker closes", func() bool { return gauge(t) == float64(breaker.Closed) })
 	if raw, _ := scoreCycle(t, pl, nodes); raw["n1"] != 900 {
 		t.Errorf("after recovery raw scores %v, want n1 900", raw)
 	}
@@ -120,15 +121,15 @@ func TestFastFailuresOpenAtThreshold(t *testing.T) {
 	t.Cleanup(func() { _ = pl.Close() })
 	nodes := nodeInfos("n1", "n2")
 	scoreCycle(t, pl, nodes)
-	if g := gauge(t); g != float64(breakerClosed) {
+	if g := gauge(t); g != float64(breaker.Closed) {
 		t.Fatalf("breaker_state %v after 1 fast failure, want closed", g)
 	}
 	scoreCycle(t, pl, nodes)
-	if g := gauge(t); g == float64(breakerClosed) {
+	if g := gauge(t); g == float64(breaker.Closed) {
 		t.Fatal("breaker still closed after 2 fast failures")
 	}
 	eventually(t, "the prober asks", func() bool { return s.calls.Load() > 2 })
-	if g := gauge(t); g == float64(breakerClosed) {
+	if g := gauge(t); g == float64(breaker.Closed) {
 		t.Fatal("a failed probe closed the breaker")
 	}
 }
@@ -147,14 +148,14 @@ func TestSlowAnswersOpenTheBreaker(t *testing.T) {
 	pl := newTestPlugin(t, srv.URL, "retries: 0\nbreakerFailureThreshold: 3\nbreakerLatencyBudget: 20ms")
 	nodes := nodeInfos("n1", "n2")
 	for i := range 3 {
-		if g := gauge(t); g != float64(breakerClosed) {
+		if g := gauge(t); g != float64(breaker.Closed) {
 			t.Fatalf("breaker open after %d slow cycles, want it closed until 3", i)
 		}
 		if raw, _ := scoreCycle(t, pl, nodes); raw["n1"] != 900 {
 			t.Fatalf("slow cycle %d scored n1 %d, want 900: a slow answer is still used", i+1, raw["n1"])
 		}
 	}
-	if g := gauge(t); g != float64(breakerOpen) {
+	if g := gauge(t); g != float64(breaker.Open) {
 		t.Fatalf("breaker state %v after 3 slow cycles, want open", g)
 	}
 	open := fallbacks(t, placement.FallbackBreakerOpen)
@@ -167,11 +168,11 @@ func TestSlowAnswersOpenTheBreaker(t *testing.T) {
 	// Slow probes answer but leave it open.
 	asked := calls.Load()
 	eventually(t, "the prober asks twice", func() bool { return calls.Load() >= asked+2 })
-	if g := gauge(t); g != float64(breakerOpen) {
+	if g := gauge(t); g != float64(breaker.Open) {
 		t.Fatal("a probe slower than the budget closed the breaker")
 	}
 	delay.Store(0)
-	eventually(t, "a probe within budget closes the breaker", func() bool { return gauge(t) == float64(breakerClosed) })
+	eventually(t, "a probe within budget closes the breaker", func() bool { return gauge(t) == float64(breaker.Closed) })
 }
 
 // Background mode's cycles never wait for the simulator: they rank with the
@@ -295,7 +296,7 @@ func TestCancelledCycleLeavesTheBreakerClosed(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	time.AfterFunc(100*time.Millisecond, cancel) // during the 1s pause after the first attempt
 	pl.PreScore(ctx, framework.NewCycleState(), st.MakePod().Name("p").Obj(), nodeInfos("n1", "n2"))
-	if g := gauge(t); g != float64(breakerClosed) {
+	if g := gauge(t); g != float64(breaker.Closed) {
 		t.Fatalf("breaker_state %v after a cycle cancelled in its retry pause, want closed", g)
 	}
 	s.mode.Store(serveGood)

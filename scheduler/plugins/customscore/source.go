@@ -10,6 +10,7 @@ import (
 
 	apiconfig "kns3.dev/kns3/scheduler/apis/config"
 	"kns3.dev/kns3/scheduler/apis/status"
+	"kns3.dev/kns3/scheduler/plugins/customscore/breaker"
 	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
 	"kns3.dev/kns3/scheduler/plugins/customscore/simclient"
 )
@@ -42,13 +43,13 @@ func newSource(args *apiconfig.CustomScorePluginArgs, client *simclient.Client, 
 		}
 	}
 	shown := client.ShownURL()
-	cb := newBreaker(int(args.BreakerFailureThreshold), func(from, to breakerState, failures int) {
+	cb := breaker.New(int(args.BreakerFailureThreshold), func(from, to breaker.State, failures int) {
 		m.breakerState(to)
 		switch {
-		case to == breakerOpen && from == breakerClosed:
+		case to == breaker.Open && from == breaker.Closed:
 			logger.Info("Simulator circuit breaker opened: scoring is skipped without calling the simulator, which is probed in the background",
 				"url", shown, "failedCycles", failures, "maxProbePause", args.BreakerCooldown.Duration)
-		case to == breakerClosed:
+		case to == breaker.Closed:
 			logger.Info("Simulator circuit breaker closed: simulator answers again", "url", shown)
 		}
 	})
@@ -72,7 +73,7 @@ type perCycle struct {
 	attempts      int
 	timeout       time.Duration
 	latencyBudget time.Duration
-	cb            *breaker
+	cb            *breaker.Breaker
 	prober        *simclient.Poller
 	// idle, when not 0, is how long the simulator may go unasked: the
 	// published status should say how it is now.
@@ -81,7 +82,7 @@ type perCycle struct {
 
 func (s *perCycle) simulation(ctx context.Context, pod *v1.Pod) (*simclient.Simulation, string) {
 	logger := klog.FromContext(ctx)
-	if !s.cb.allow() {
+	if !s.cb.Allow() {
 		logger.V(4).Info("Simulator skipped while the circuit breaker is open; scoring skipped", "pod", klog.KObj(pod))
 		return nil, placement.FallbackBreakerOpen
 	}
@@ -95,20 +96,20 @@ func (s *perCycle) simulation(ctx context.Context, pod *v1.Pod) (*simclient.Simu
 		logger.V(2).Info("Scheduling cycle ended before the simulator answered; scoring skipped", "pod", klog.KObj(pod), "attempts", out.Attempts, "err", err)
 		return nil, placement.FallbackSimulatorFailed
 	case err != nil:
-		outcome := cycleFailedFast
+		outcome := breaker.FailedFast
 		if out.Result == simclient.ResultTimeout {
-			outcome = cycleTimedOut
+			outcome = breaker.TimedOut
 		}
-		s.cb.record(outcome)
+		s.cb.Record(outcome)
 		logger.Info("Simulator unavailable; scoring skipped for this pod", "pod", klog.KObj(pod), "attempts", out.Attempts, "err", err)
 		return nil, placement.FallbackSimulatorFailed
 	case took > s.latencyBudget:
 		// Used, but counted: every cycle of every profile waits for it.
-		s.cb.record(cycleSlow)
+		s.cb.Record(breaker.Slow)
 		logger.V(1).Info("Simulator answered slower than breakerLatencyBudget; counted against the breaker",
 			"pod", klog.KObj(pod), "took", took, "budget", s.latencyBudget)
 	default:
-		s.cb.record(cycleSucceeded)
+		s.cb.Record(breaker.Succeeded)
 	}
 	return sim, ""
 }
@@ -130,7 +131,7 @@ func (s *perCycle) run(ctx context.Context) {
 			return
 		case <-fresh:
 			s.keepFresh(ctx)
-		case <-s.cb.opened:
+		case <-s.cb.Opened():
 			s.probe(ctx)
 		}
 	}
@@ -151,14 +152,14 @@ func (s *perCycle) probe(ctx context.Context) {
 				"took", r.Took, "budget", s.latencyBudget)
 			return false
 		}
-		s.cb.probeSucceeded()
+		s.cb.ProbeSucceeded()
 		logger.V(1).Info("Simulator probe answered", "probes", probes, "outage", time.Since(start).Round(time.Millisecond))
 		return true
 	}, nil)
 }
 
 func (s *perCycle) breakerState() string {
-	if s.cb.allow() {
+	if s.cb.Allow() {
 		return status.BreakerClosed
 	}
 	return status.BreakerOpen
@@ -169,7 +170,7 @@ func (s *perCycle) breakerState() string {
 // kns3 shows) should say how the simulator is now. While the breaker is
 // open its prober asks.
 func (s *perCycle) keepFresh(ctx context.Context) {
-	if !s.cb.allow() {
+	if !s.cb.Allow() {
 		return
 	}
 	seen := s.client.Observed()

@@ -15,6 +15,7 @@ import (
 	"k8s.io/kubernetes/test/utils/ktesting"
 
 	"kns3.dev/kns3/scheduler/apis/status"
+	"kns3.dev/kns3/scheduler/plugins/customscore/breaker"
 	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
 	"kns3.dev/kns3/scheduler/plugins/customscore/simclient"
 )
@@ -80,15 +81,16 @@ func TestKeepFresh(t *testing.T) {
 	srv, calls := countingServer(t, func(_ int32, w http.ResponseWriter, _ *http.Request) {
 		_, _ = w.Write([]byte(goodBody))
 	})
-	pl := newTestPlugin(t, srv.URL, "")
-	src := pl.source.(*perCycle)
-	ctx := context.Background()
-	src.idle = time.Hour
+	// The source alone, its goroutine not started: nothing else asks.
+	logger, ctx := ktesting.NewTestContext(t)
+	m := newProfileMetrics(testProfile)
+	client := simclient.New(simclient.Options{URL: srv.URL + "/simulate", ShownURL: srv.URL, Timeout: time.Second, MaxBodyBytes: 1 << 20}, m)
+	src := newSource(testArgs(t, "simulatorURL: "+srv.URL), client, m, logger, time.Hour).(*perCycle)
 	src.keepFresh(ctx)
 	if calls.Load() != 1 {
 		t.Fatalf("never asked: %d requests, want 1", calls.Load())
 	}
-	if newest := pl.client.Observed().Newest; newest == nil || newest.Scores["n1"] != 900 {
+	if newest := client.Observed().Newest; newest == nil || newest.Scores["n1"] != 900 {
 		t.Fatalf("newest simulation %+v", newest)
 	}
 	src.keepFresh(ctx)
@@ -100,7 +102,7 @@ func TestKeepFresh(t *testing.T) {
 	if calls.Load() != 2 {
 		t.Errorf("idle for longer: %d requests, want 2", calls.Load())
 	}
-	src.cb.set(breakerOpen)
+	src.cb.Record(breaker.TimedOut) // opens it
 	src.keepFresh(ctx)
 	if calls.Load() != 2 {
 		t.Errorf("asked with the breaker open (the prober's job): %d requests", calls.Load())
@@ -125,7 +127,7 @@ func TestIdleRefreshIsTheSourcesOwn(t *testing.T) {
 	// The source as a publishing plugin makes it.
 	logger, ctx := ktesting.NewTestContext(t)
 	m := newProfileMetrics(testProfile)
-	client := simclient.New(simclient.Options{URL: srv.URL + "/simulate", ShownURL: srv.URL, Timeout: time.Second}, m)
+	client := simclient.New(simclient.Options{URL: srv.URL + "/simulate", ShownURL: srv.URL, Timeout: time.Second, MaxBodyBytes: 1 << 20}, m)
 	src := newSource(testArgs(t, "simulatorURL: "+srv.URL), client, m, logger, 20*time.Millisecond).(*perCycle)
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
