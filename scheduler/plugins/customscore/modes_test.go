@@ -137,15 +137,16 @@ func TestFastFailuresOpenAtThreshold(t *testing.T) {
 // Answers slower than breakerLatencyBudget are used, but count against the
 // breaker: in one process every cycle of every profile waits for them. The
 // breaker opens at the threshold, no slow probe closes it, and the first
-// probe within budget does.
+// probe within budget does. (Answers far over the budget open it at once:
+// TestFarOverBudgetOpensTheBreakerAtOnce; these stay under twice it.)
 func TestSlowAnswersOpenTheBreaker(t *testing.T) {
 	var delay atomic.Int64
-	delay.Store(int64(60 * time.Millisecond))
+	delay.Store(int64(250 * time.Millisecond))
 	srv, calls := countingServer(t, func(_ int32, w http.ResponseWriter, _ *http.Request) {
 		time.Sleep(time.Duration(delay.Load()))
 		_, _ = w.Write([]byte(goodBody))
 	})
-	pl := newTestPlugin(t, srv.URL, "retries: 0\nbreakerFailureThreshold: 3\nbreakerLatencyBudget: 20ms")
+	pl := newTestPlugin(t, srv.URL, "retries: 0\nbreakerFailureThreshold: 3\nbreakerLatencyBudget: 200ms")
 	nodes := nodeInfos("n1", "n2")
 	for i := range 3 {
 		if g := gauge(t); g != float64(breaker.Closed) {

@@ -26,6 +26,7 @@ import (
 	"kns3.dev/kns3/scheduler/apis/status"
 	"kns3.dev/kns3/scheduler/plugins/customscore/breaker"
 	"kns3.dev/kns3/scheduler/plugins/customscore/drift"
+	"kns3.dev/kns3/scheduler/plugins/customscore/internal/schedconfig"
 	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
 	"kns3.dev/kns3/scheduler/plugins/customscore/publish"
 	"kns3.dev/kns3/scheduler/plugins/customscore/score"
@@ -112,6 +113,9 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 	}
 	ctx, pl.stop = context.WithCancel(klog.NewContext(ctx, logger))
 	pl.wg.Go(func() { pl.source.run(ctx) })
+	if args.RefreshMode == apiconfig.RefreshPerCycle {
+		pl.wg.Go(func() { warnIfShared(ctx, profile, schedconfig.Running) })
+	}
 	logConfigured(logger, args, pl.shownURL)
 	if publishing {
 		pub := publish.New(h.ClientSet(), namespace, profile, pl.statusSource(profile))
@@ -131,6 +135,25 @@ func logConfigured(logger klog.Logger, args *apiconfig.CustomScorePluginArgs, sh
 		"breakerLatencyBudget", args.BreakerLatencyBudget.Duration, "refreshInterval", args.RefreshInterval.Duration,
 		"maxSimulationAge", args.MaxSimulationAge.Duration, "normalization", args.Normalization,
 		"driftMarginMilli", args.DriftMarginMilli)
+}
+
+// warnIfShared warns, once the scheduler has registered its
+// configuration, when this PerCycle profile shares its process with other
+// profiles: their pods wait behind every cycle that waits for the
+// simulator.
+func warnIfShared(ctx context.Context, profile string, read func() (schedconfig.Config, error)) {
+	cfg, err := schedconfig.Wait(ctx, read, 200*time.Millisecond, time.Minute)
+	var others []string
+	for _, p := range cfg.Profiles {
+		if p.SchedulerName != profile {
+			others = append(others, p.SchedulerName)
+		}
+	}
+	if err == nil && len(others) > 0 {
+		klog.FromContext(ctx).Info("Warning: CustomScorePlugin asks the simulator in every scheduling cycle (refreshMode PerCycle), "+
+			"and this scheduler runs other profiles, whose pods wait behind each such cycle; refreshMode Background never waits",
+			"otherProfiles", others)
+	}
 }
 
 // Name returns the name of the plugin.

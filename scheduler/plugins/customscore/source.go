@@ -65,6 +65,12 @@ func newSource(args *apiconfig.CustomScorePluginArgs, client *simclient.Client, 
 	}
 }
 
+// farOverBudget is how many latency budgets a cycle's call may take before
+// it opens the breaker at once, as a timeout does: in one process with
+// other profiles, their pods queued behind the cycle would wait as long
+// again for each further such cycle.
+const farOverBudget = 2
+
 // perCycle asks the simulator in every scheduling cycle, behind a circuit
 // breaker whose prober asks off the cycle while it is open.
 type perCycle struct {
@@ -104,8 +110,13 @@ func (s *perCycle) simulation(ctx context.Context, pod *v1.Pod) (*simclient.Simu
 		logger.Info("Simulator unavailable; scoring skipped for this pod", "pod", klog.KObj(pod), "attempts", out.Attempts, "err", err)
 		return nil, placement.FallbackSimulatorFailed
 	case took > s.latencyBudget:
-		// Used, but counted: every cycle of every profile waits for it.
-		s.cb.Record(breaker.Slow)
+		// Used, but counted: every cycle of every profile waits for it, and
+		// one far over the budget costs them as much as a timeout.
+		outcome := breaker.Slow
+		if took > farOverBudget*s.latencyBudget {
+			outcome = breaker.FarOverBudget
+		}
+		s.cb.Record(outcome)
 		logger.V(1).Info("Simulator answered slower than breakerLatencyBudget; counted against the breaker",
 			"pod", klog.KObj(pod), "took", took, "budget", s.latencyBudget)
 	default:

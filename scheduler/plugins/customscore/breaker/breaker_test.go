@@ -36,6 +36,10 @@ func TestBreaker(t *testing.T) {
 		// A timed-out cycle spent its whole retry budget: one is enough.
 		{"one timed-out cycle opens it", 3, []Outcome{TimedOut}, Open, true},
 		{"a timeout after fast failures", 3, []Outcome{FailedFast, TimedOut}, Open, true},
+		// So does one far over the latency budget: it cost as much.
+		{"one cycle far over the budget opens it", 3, []Outcome{FarOverBudget}, Open, true},
+		{"slow cycles under the threshold", 3, []Outcome{Slow, Slow}, Closed, false},
+		{"slow cycles reach the threshold", 3, []Outcome{Slow, FailedFast, Slow}, Open, true},
 		{"threshold 1", 1, []Outcome{FailedFast}, Open, true},
 		{"successes only", 1, []Outcome{Succeeded, Succeeded}, Closed, false},
 	}

@@ -23,6 +23,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"kns3.dev/kns3/scheduler/apis/status"
+	"kns3.dev/kns3/scheduler/plugins/customscore/internal/schedconfig"
 	"kns3.dev/kns3/scheduler/plugins/customscore/internal/text"
 )
 
@@ -119,7 +120,7 @@ func (p *Publisher) Run(ctx context.Context) {
 // returns what it wrote (nil when nothing) without the publication time.
 func (p *Publisher) publish(ctx context.Context, last []byte, lastAt time.Time) ([]byte, time.Time, error) {
 	leading, err := p.leading(ctx)
-	if errors.Is(err, errNoComponentConfig) {
+	if errors.Is(err, schedconfig.ErrNotRegistered) {
 		return nil, time.Time{}, nil // not running yet: nothing to say
 	}
 	if err != nil || !leading {

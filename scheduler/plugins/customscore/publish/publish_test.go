@@ -19,6 +19,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"kns3.dev/kns3/scheduler/apis/status"
+	"kns3.dev/kns3/scheduler/plugins/customscore/internal/schedconfig"
 )
 
 const testNamespace = "kns-3-system"
@@ -159,7 +160,7 @@ func TestPublishErrors(t *testing.T) {
 	doc := &status.ProfileStatus{Profile: plainProfile}
 	leading := true
 	p, _, _ := testPublisher(doc, &leading)
-	p.leading = func(context.Context) (bool, error) { return false, errNoComponentConfig }
+	p.leading = func(context.Context) (bool, error) { return false, schedconfig.ErrNotRegistered }
 	if body, _, err := p.publish(context.Background(), nil, time.Time{}); body != nil || err != nil {
 		t.Errorf("before the scheduler runs: %q, %v; want nothing", body, err)
 	}
@@ -231,20 +232,20 @@ func TestLeaderCheck(t *testing.T) {
 			Spec:       coordinationv1.LeaseSpec{HolderIdentity: ptr.To(holder)},
 		}
 	}
-	elect := leaderElection{LeaderElect: ptr.To(true), ResourceName: "kns-3-scheduler", ResourceNamespace: testNamespace}
+	elect := schedconfig.LeaderElection{LeaderElect: ptr.To(true), ResourceName: "kns-3-scheduler", ResourceNamespace: testNamespace}
 	tests := map[string]struct {
-		config  leaderElection
+		config  schedconfig.LeaderElection
 		err     error
 		lease   *coordinationv1.Lease
 		want    bool
 		wantErr string
 	}{
-		"leader election off":   {config: leaderElection{LeaderElect: ptr.To(false)}, want: true},
+		"leader election off":   {config: schedconfig.LeaderElection{LeaderElect: ptr.To(false)}, want: true},
 		"holding the lease":     {config: elect, lease: lease("pod-a_0f1e"), want: true},
 		"another holds it":      {config: elect, lease: lease("pod-b_0f1e")},
 		"a longer name":         {config: elect, lease: lease("pod-a-2_0f1e")},
 		"no lease yet":          {config: elect, wantErr: "not found"},
-		"no configuration yet":  {err: errNoComponentConfig, wantErr: errNoComponentConfig.Error()},
+		"no configuration yet":  {err: schedconfig.ErrNotRegistered, wantErr: schedconfig.ErrNotRegistered.Error()},
 		"released (empty name)": {config: elect, lease: lease("")},
 	}
 	for name, tt := range tests {
@@ -253,7 +254,7 @@ func TestLeaderCheck(t *testing.T) {
 			if tt.lease != nil {
 				client = fake.NewClientset(tt.lease)
 			}
-			lc := &leaderCheck{client: client, hostname: "pod-a", config: func() (leaderElection, error) { return tt.config, tt.err }}
+			lc := &leaderCheck{client: client, hostname: "pod-a", config: func() (schedconfig.LeaderElection, error) { return tt.config, tt.err }}
 			got, err := lc.leading(context.Background())
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
