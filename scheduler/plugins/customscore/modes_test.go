@@ -270,18 +270,30 @@ func TestBackgroundKeepsTheNewestAnswer(t *testing.T) {
 	}
 }
 
+// Close returns well within the request timeout, even with requests stuck
+// on a hung simulator: the prober's (PerCycle, breaker open) or the
+// refresh loop's (Background). It bounds Close as T2 bounds recovery.
 func TestCloseStopsThePluginGoroutine(t *testing.T) {
+	const timeout, bound = 9 * time.Second, 2 * time.Second
 	for _, mode := range []string{"PerCycle", "Background"} {
 		t.Run(mode, func(t *testing.T) {
 			s := &switchableServer{}
+			s.mode.Store(serveError)
+			pl := newTestPlugin(t, s.start(t), "timeout: 9s\nretries: 0\nbreakerFailureThreshold: 1\nmaxSimulationAge: 20s\nrefreshMode: "+mode)
+			if mode == "PerCycle" {
+				scoreCycle(t, pl, nodeInfos("n1", "n2")) // fails fast: the breaker opens
+			}
 			s.mode.Store(serveHang)
-			pl := newTestPlugin(t, s.start(t), "timeout: 9s\nmaxSimulationAge: 20s\nrefreshMode: "+mode)
+			before := s.calls.Load()
+			eventually(t, "a request stuck on the hang", func() bool { return s.calls.Load() > before })
+			start := time.Now()
 			done := make(chan struct{})
 			go func() { _ = pl.Close(); close(done) }()
 			select {
 			case <-done:
-			case <-time.After(10 * time.Second):
-				t.Fatal("Close did not return")
+				t.Logf("Close returned in %s", time.Since(start).Round(time.Millisecond))
+			case <-time.After(bound):
+				t.Fatalf("Close did not return within %s, with requests that may wait %s", bound, timeout)
 			}
 		})
 	}
