@@ -11,6 +11,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/textlogger"
 	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	st "k8s.io/kubernetes/pkg/scheduler/testing"
 
@@ -100,5 +101,47 @@ func TestPostBindReadsTheScoringCycle(t *testing.T) {
 	want := placement.NetworkAwarePrefix + "node-a has simulator score 0.400, rank 2 of 2 feasible nodes; best alternative node-b (0.900)"
 	if e := <-recorder.Events; !strings.HasSuffix(e, want) {
 		t.Errorf("event %q, want it to end %q", e, want)
+	}
+}
+
+// listingHandle is a framework handle with an event recorder that lists
+// its profile's plugins, as the scheduler's framework does.
+type listingHandle struct {
+	recorderHandle
+	preScore []string
+}
+
+func (h listingHandle) ListPlugins() *config.Plugins {
+	var ps config.Plugins
+	for _, n := range h.preScore {
+		ps.PreScore.Enabled = append(ps.PreScore.Enabled, config.Plugin{Name: n})
+	}
+	return &ps
+}
+
+// TestPostBindInAProfileWithoutTheScorePlugin: without CustomScorePlugin
+// the cycle never holds its state, so the event must not claim the node
+// was the only feasible one; with it, an empty state still means so.
+func TestPostBindInAProfileWithoutTheScorePlugin(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		preScore []string
+		want     string
+	}{
+		{"without CustomScorePlugin", []string{"TaintToleration"}, "Not ranked (no_score_plugin): node-a chosen by a profile that does not score with CustomScorePlugin"},
+		{"with CustomScorePlugin", []string{"TaintToleration", "CustomScorePlugin"}, "Not ranked (single_node): node-a was the only feasible node"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			recorder := events.NewFakeRecorder(1)
+			ctx := context.Background()
+			pl, err := New(ctx, nil, listingHandle{recorderHandle{recorder: recorder}, tc.preScore})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pl.(fwk.PostBindPlugin).PostBind(ctx, framework.NewCycleState(), st.MakePod().Namespace("ns").Name("web-0").Obj(), "node-a")
+			if e := <-recorder.Events; !strings.Contains(e, tc.want) {
+				t.Errorf("event %q, want it to contain %q", e, tc.want)
+			}
+		})
 	}
 }

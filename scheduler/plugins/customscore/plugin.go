@@ -34,7 +34,7 @@ import (
 )
 
 // Name is the name of the plugin used in the plugin registry and configurations.
-const Name = "CustomScorePlugin"
+const Name = placement.ScorePlugin
 
 // maxLoggedNodes bounds the node names quoted in one log line.
 const maxLoggedNodes = 10

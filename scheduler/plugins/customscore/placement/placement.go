@@ -32,8 +32,11 @@ const (
 	FallbackNodeUnscored = "node_unscored"
 	// FallbackSingleNode: PreScore did not run. The scheduler scores
 	// nodes only when more than one is feasible, so the pod's node was the
-	// only choice (or the profile does not score with CustomScorePlugin).
+	// only choice.
 	FallbackSingleNode = "single_node"
+	// FallbackNoScorePlugin: the profile does not run CustomScorePlugin,
+	// so no cycle of it is ranked by network scores.
+	FallbackNoScorePlugin = "no_score_plugin"
 	// FallbackNominatedNode: PreScore did not run because the pod went to
 	// the node it was nominated for (after preempting there), which the
 	// scheduler checks first and, when it still fits, takes without
@@ -127,6 +130,8 @@ func (p Placement) Message() string {
 			p.Fallback, p.Node, p.Alternative, score.Format(p.AlternativeScore))
 	case FallbackSingleNode:
 		msg = fmt.Sprintf("Not ranked (%s): %s was the only feasible node, so the scheduler scored no node", p.Fallback, p.Node)
+	case FallbackNoScorePlugin:
+		msg = fmt.Sprintf("Not ranked (%s): %s chosen by a profile that does not score with %s", p.Fallback, p.Node, ScorePlugin)
 	case FallbackNominatedNode:
 		msg = fmt.Sprintf("Not ranked (%s): %s, the node the pod was nominated for, still fits it, so the scheduler evaluated no other node", p.Fallback, p.Node)
 	default:

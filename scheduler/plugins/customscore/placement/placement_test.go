@@ -134,7 +134,7 @@ func TestOf(t *testing.T) {
 // than a node may have (the type allows them), and the longest legal names
 // must come out whole.
 func TestPlacementMessageIsBounded(t *testing.T) {
-	fallbacks := []string{"", FallbackNodeUnscored, FallbackSingleNode, FallbackSimulatorFailed, FallbackBreakerOpen, FallbackStale, FallbackNoneScored}
+	fallbacks := []string{"", FallbackNodeUnscored, FallbackSingleNode, FallbackNoScorePlugin, FallbackSimulatorFailed, FallbackBreakerOpen, FallbackStale, FallbackNoneScored}
 	placement := func(node, alternative, fallback string) Placement {
 		return Placement{Node: node, Fallback: fallback, Score: math.MinInt64, Rank: math.MaxInt, Feasible: math.MaxInt,
 			Alternative: alternative, AlternativeScore: math.MinInt64}

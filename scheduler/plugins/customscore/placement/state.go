@@ -7,10 +7,14 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 )
 
+// ScorePlugin is CustomScorePlugin's name: the plugin whose PreScore
+// writes the cycle state.
+const ScorePlugin = "CustomScorePlugin"
+
 // StateKey is where CustomScorePlugin's PreScore leaves the cycle in the
 // scheduling cycle's state, for its Score and for CustomBindPlugin's
 // placement event. It holds the plugin's name, as upstream's keys do.
-const StateKey fwk.StateKey = "CustomScorePlugin/simulation"
+const StateKey fwk.StateKey = ScorePlugin + "/simulation"
 
 // Clone returns c itself: a Cycle is never written after PreScore, so the
 // copies may share it.
