@@ -74,6 +74,10 @@ type Install struct {
 	// StatusErr says why there are none, or why some were left out.
 	Profiles  []status.ProfileStatus
 	StatusErr error
+	// Other is the other kind of install when Find saw both, nil
+	// otherwise: a cluster moving from one to the other holds both for a
+	// while, and whoever administers kns-3-system can forge one there.
+	Other *Install
 }
 
 // Pod is one scheduler pod.
@@ -116,18 +120,30 @@ func Stale(doc status.ProfileStatus, now time.Time) bool {
 	return now.Sub(doc.Published) > limit
 }
 
-// Find returns the install that runs: of the second-scheduler install and
-// the control-plane one, the one whose scheduler is up, then the one that
-// published last; the second-scheduler install when they are alike. A
-// cluster moving from one install to the other holds both for a while.
+// Find returns the install that runs, naming the other in Other when both
+// are found (a cluster moving from one install to the other holds both for
+// a while). The control-plane install wins while its status is fresh: only
+// cluster admins write kube-system, while whoever administers kns-3-system
+// can make a pod that looks made by the install and publish there; and the
+// shipped viewer role cannot list kube-system's pods, so liveness alone
+// would favour the namespace it can see into. Otherwise the one whose
+// scheduler is up wins, then the one that published last; the
+// second-scheduler install when they are alike.
 func Find(ctx context.Context, client kubernetes.Interface) (*Install, error) {
 	var denied []error
 	var best *Install
 	now := time.Now()
 	for _, kind := range []Kind{SecondScheduler, ControlPlane} {
 		in, found := find(ctx, client, kind)
-		if found && (best == nil || in.liveness(now) > best.liveness(now)) {
-			best = in
+		if found {
+			switch {
+			case best == nil:
+				best = in
+			case in.Kind == ControlPlane && in.fresh(now), in.liveness(now) > best.liveness(now):
+				in.Other, best = best, in
+			default:
+				best.Other = in
+			}
 		}
 		for _, e := range []error{in.StatusErr, in.PodsErr} {
 			if apierrors.IsForbidden(e) {
@@ -154,12 +170,15 @@ func (in *Install) liveness(now time.Time) int {
 			n = 2
 		}
 	}
-	for _, doc := range in.Profiles {
-		if !Stale(doc, now) {
-			return n + 1
-		}
+	if in.fresh(now) {
+		n++
 	}
 	return n
+}
+
+// fresh reports whether one of the install's profiles published lately.
+func (in *Install) fresh(now time.Time) bool {
+	return slices.ContainsFunc(in.Profiles, func(doc status.ProfileStatus) bool { return !Stale(doc, now) })
 }
 
 // find reads the install of kind; found is false when its namespace holds

@@ -349,3 +349,97 @@ func TestImplausibleEventsDropped(t *testing.T) {
 		t.Errorf("PodEvents = %q, %v; want the real placement, not the future-dated one", placement, err)
 	}
 }
+
+// viewerOnly refuses what the shipped kns-3-viewer role does not grant: in
+// kube-system it may read the status ConfigMap, not list pods.
+func viewerOnly(client *fake.Clientset) *fake.Clientset {
+	client.PrependReactor("list", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if a.GetNamespace() == "kube-system" {
+			return true, nil, apierrors.NewForbidden(v1.Resource("pods"), "", errors.New("RBAC: kns-3-viewer"))
+		}
+		return false, nil, nil
+	})
+	return client
+}
+
+// Whoever administers kns-3-system can make a pod that looks made by the
+// install and publish a fresh status there; kube-system only cluster
+// admins write. A control-plane install with a fresh status is chosen,
+// under the viewer's rights too, and the other install is named.
+func TestFindPrefersAFreshControlPlane(t *testing.T) {
+	now := time.Now()
+	forgedPod := deploymentPod("kns-3-scheduler-587f979d6c-abcde", now)
+	forged := status.ProfileStatus{Profile: "kns-3-scheduler", Instance: forgedPod.Name, RefreshMode: "forged", Published: now, IntervalSeconds: 5, HeartbeatSeconds: 60}
+	real := status.ProfileStatus{Profile: "kns-3-scheduler", Instance: "cp", RefreshMode: "PerCycle", Published: now, IntervalSeconds: 5, HeartbeatSeconds: 60}
+	for _, viewer := range []bool{false, true} {
+		client := fake.NewClientset(forgedPod, statusConfigMap("kns-3-system", forged), mirrorPod("cp"), statusConfigMap("kube-system", real))
+		if viewer {
+			client = viewerOnly(client)
+		}
+		in, err := Find(context.Background(), client)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if in.Kind != ControlPlane || len(in.Profiles) != 1 || in.Profiles[0].RefreshMode != "PerCycle" {
+			t.Errorf("viewer %t: found the %s install (%+v), want the control plane's", viewer, in.Kind, in.Profiles)
+		}
+	}
+}
+
+// TestFindUnderTheViewerRole holds a migration between the installs to
+// what a user with only the shipped kns-3-viewer role sees (kube-system's
+// pods unlisted), beside what an admin sees; the install not chosen is
+// always named.
+func TestFindUnderTheViewerRole(t *testing.T) {
+	now := time.Now()
+	deployment := deploymentPod("kns-3-scheduler-587f979d6c-abcde", now.Add(-time.Hour))
+	doc := func(instance string, published time.Time) status.ProfileStatus {
+		return status.ProfileStatus{Profile: "kns-3-scheduler", Instance: instance, Published: published, IntervalSeconds: 5, HeartbeatSeconds: 60}
+	}
+	for _, tc := range []struct {
+		name              string
+		objs              []runtime.Object
+		wantAdmin, wantUI Kind
+	}{
+		{
+			// The control plane's scheduler has not published yet: only an
+			// admin sees its pod; the viewer is told of it.
+			name: "moving to the control plane, not published yet",
+			objs: []runtime.Object{statusConfigMap("kns-3-system", doc(deployment.Name, now)), mirrorPod("cp"),
+				statusConfigMap("kube-system", doc("cp", now.Add(-time.Hour)))},
+			wantAdmin: ControlPlane, wantUI: SecondScheduler,
+		},
+		{
+			name: "moving to the control plane, published",
+			objs: []runtime.Object{deployment, statusConfigMap("kns-3-system", doc(deployment.Name, now)), mirrorPod("cp"),
+				statusConfigMap("kube-system", doc("cp", now))},
+			wantAdmin: ControlPlane, wantUI: ControlPlane,
+		},
+		{
+			name: "back to the Deployment",
+			objs: []runtime.Object{deployment, statusConfigMap("kns-3-system", doc(deployment.Name, now)),
+				statusConfigMap("kube-system", doc("cp", now.Add(-time.Hour)))},
+			wantAdmin: SecondScheduler, wantUI: SecondScheduler,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, viewer := range []bool{false, true} {
+				client := fake.NewClientset(tc.objs...)
+				want := tc.wantAdmin
+				if viewer {
+					client, want = viewerOnly(client), tc.wantUI
+				}
+				in, err := Find(context.Background(), client)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if in.Kind != want {
+					t.Errorf("viewer %t: found the %s install, want %s", viewer, in.Kind, want)
+				}
+				if in.Other == nil || in.Other.Kind == in.Kind {
+					t.Errorf("viewer %t: the other install is not named (%+v)", viewer, in.Other)
+				}
+			}
+		})
+	}
+}

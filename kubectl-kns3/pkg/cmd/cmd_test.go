@@ -346,3 +346,17 @@ func TestNotKNS3ErrorEscapesProfiles(t *testing.T) {
 		t.Errorf("error holds a control character: %q", err.Error())
 	}
 }
+
+// With both installs in the cluster, the one not shown is named.
+func TestStatusNamesTheOtherInstall(t *testing.T) {
+	// Find judges freshness by the real clock.
+	cp := published(func(d *schedstatus.ProfileStatus) { d.Published = time.Now() })
+	cp.Namespace = "kube-system"
+	_, errOut, err := run(t, cluster(schedulerPod(), published(nil), cp), "status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "also found the second-scheduler install in namespace kns-3-system; showing the control-plane install in namespace kube-system"; !strings.Contains(errOut, want) {
+		t.Errorf("stderr %q, want %q", errOut, want)
+	}
+}

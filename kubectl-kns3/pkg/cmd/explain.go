@@ -91,6 +91,7 @@ func (o *options) explain(ctx context.Context, name string) (*output.Explanation
 	if err != nil {
 		return nil, err
 	}
+	o.warnOther(in)
 	profiles := in.Profiles
 	if len(profiles) == 0 {
 		o.warn("no KNS-3 status published (%s); assuming profile %s with default args, without scores", in.StatusErr, shippedProfile.Profile)

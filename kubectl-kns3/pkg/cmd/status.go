@@ -58,6 +58,7 @@ func (o *options) status(ctx context.Context, last int) (*output.Status, error) 
 	if err != nil {
 		return nil, err
 	}
+	o.warnOther(in)
 	for _, name := range in.Ignored {
 		o.warn("ignoring pod %s: it wears the KNS-3 label, but the install did not make it", name)
 	}
