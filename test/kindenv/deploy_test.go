@@ -14,6 +14,9 @@ import (
 	v1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/component-base/featuregate"
+	_ "k8s.io/kubernetes/pkg/features" // registers Kubernetes' gates with the default gate
 	"sigs.k8s.io/yaml"
 
 	"kns3.dev/kns3/installclient"
@@ -67,7 +70,6 @@ func TestRenderDeploy(t *testing.T) {
 			}
 			for _, want := range []string{
 				"--config=/etc/kubernetes/scheduler-config.yaml",
-				"--feature-gates=InterPodAffinityHostnameFastPath=true",
 				"--v=1",
 			} {
 				if !slices.Contains(args, want) {
@@ -341,5 +343,45 @@ func TestLiveDeploy(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("the simulator container's args lack %s", want)
+	}
+}
+
+// schedulerPods renders every install's scheduler pod: the Deployment of
+// deploy/, deploy/ha and deploy/live, and deploy/control-plane's static
+// pod.
+func schedulerPods(t *testing.T) map[string]v1.PodSpec {
+	t.Helper()
+	pods := map[string]v1.PodSpec{}
+	for _, dir := range []string{deployDir(t), filepath.Join(deployDir(t), "ha"), filepath.Join(deployDir(t), "live")} {
+		var d appsv1.Deployment
+		renderTyped(t, dir, "Deployment", Deployment, &d)
+		pods[dir] = d.Spec.Template.Spec
+	}
+	dir := filepath.Join(deployDir(t), "control-plane")
+	var pod v1.Pod
+	renderTyped(t, dir, "Pod", "kube-scheduler", &pod)
+	pods[dir] = pod.Spec
+	return pods
+}
+
+// No install turns on an alpha feature gate: the pods of every profile it
+// runs, KNS-3's and any other, get upstream's defaults.
+func TestNoAlphaFeatureGates(t *testing.T) {
+	specs := feature.DefaultMutableFeatureGate.GetAll()
+	for dir, spec := range schedulerPods(t) {
+		for _, c := range spec.Containers {
+			for _, a := range c.Args {
+				gates, ok := strings.CutPrefix(a, "--feature-gates=")
+				if !ok {
+					continue
+				}
+				for _, g := range strings.Split(gates, ",") {
+					name, value, _ := strings.Cut(g, "=")
+					if value == "true" && specs[featuregate.Feature(name)].PreRelease == featuregate.Alpha {
+						t.Errorf("%s: container %s turns on the alpha feature gate %s", dir, c.Name, name)
+					}
+				}
+			}
+		}
 	}
 }
