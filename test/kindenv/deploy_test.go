@@ -385,3 +385,33 @@ func TestNoAlphaFeatureGates(t *testing.T) {
 		}
 	}
 }
+
+// The simulator's readiness is /readyz, which says whether /simulate can
+// answer (a hung simulator is not ready); its liveness stays /healthz,
+// which only says the process serves, so a hang never restarts it.
+func TestSimulatorProbes(t *testing.T) {
+	for dir, spec := range schedulerPods(t) {
+		for _, c := range spec.Containers {
+			if c.Name != installclient.SimulatorContainer {
+				continue
+			}
+			probeURL := func(p *v1.Probe) string {
+				if p == nil || p.Exec == nil {
+					return ""
+				}
+				for _, a := range p.Exec.Command {
+					if u, ok := strings.CutPrefix(a, "--probe="); ok {
+						return u
+					}
+				}
+				return ""
+			}
+			if u := probeURL(c.ReadinessProbe); !strings.HasSuffix(u, "/readyz") {
+				t.Errorf("%s: the simulator's readiness probe asks %q, want its /readyz", dir, u)
+			}
+			if u := probeURL(c.LivenessProbe); !strings.HasSuffix(u, "/healthz") {
+				t.Errorf("%s: the simulator's liveness probe asks %q, want its /healthz", dir, u)
+			}
+		}
+	}
+}
