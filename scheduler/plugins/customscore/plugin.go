@@ -11,7 +11,6 @@ package customscore
 import (
 	"context"
 	"io"
-	"net/url"
 	"os"
 	"sync"
 	"time"
@@ -88,29 +87,19 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 	}
 	m := newProfileMetrics(profile)
 	logger := klog.FromContext(ctx).WithValues("plugin", Name, "profile", profile)
-	base, _ := url.Parse(args.SimulatorURL) // validated
-	simulate := base.JoinPath("simulate")
-	pl := &CustomScore{args: args, shownURL: simulate.Redacted(), metrics: m, absolute: args.Normalization == apiconfig.NormalizationAbsolute}
-	pl.client = simclient.New(simclient.Options{
-		URL: simulate.String(), ShownURL: pl.shownURL, Timeout: args.Timeout.Duration,
-		RetryDelay: args.RetryDelay.Duration, MaxBodyBytes: args.MaxBodyBytes,
-	}, m)
+	pl := &CustomScore{args: args, metrics: m, absolute: args.Normalization == apiconfig.NormalizationAbsolute}
+	pl.client = newClient(args, m)
+	pl.shownURL = pl.client.ShownURL()
 	namespace := os.Getenv(status.NamespaceEnv)
 	publishing := namespace != "" && h != nil && h.ClientSet() != nil
-	idle := time.Duration(0)
+	idle := time.Duration(0) // the status shows how the simulator is now
 	if publishing {
 		idle = publish.Interval
 	}
 	m.breakerState(breaker.Closed)
 	pl.source = newSource(args, pl.client, m, logger, idle)
 	pl.breaker, _ = pl.source.(breakerReporter)
-	if h != nil && h.SharedInformerFactory() != nil {
-		informers := h.SharedInformerFactory().Core().V1()
-		pl.nodes = informers.Nodes().Lister()
-		if args.DriftMarginMilli > 0 {
-			pl.drift = drift.New(profile, args.DriftMarginMilli, informers.Pods().Lister(), pl.nodes)
-		}
-	}
+	pl.watchCluster(h, profile)
 	ctx, pl.stop = context.WithCancel(klog.NewContext(ctx, logger))
 	pl.wg.Go(func() { pl.source.run(ctx) })
 	if args.RefreshMode == apiconfig.RefreshPerCycle {
@@ -125,6 +114,21 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 			"env", status.NamespaceEnv)
 	}
 	return pl, nil
+}
+
+// watchCluster takes the listers the status needs from the framework's
+// informers: the nodes, and the pods when drift is listed. Without
+// informers (a test's handle) the status names every node and lists no
+// drift.
+func (pl *CustomScore) watchCluster(h fwk.Handle, profile string) {
+	if h == nil || h.SharedInformerFactory() == nil {
+		return
+	}
+	informers := h.SharedInformerFactory().Core().V1()
+	pl.nodes = informers.Nodes().Lister()
+	if pl.args.DriftMarginMilli > 0 {
+		pl.drift = drift.New(profile, pl.args.DriftMarginMilli, informers.Pods().Lister(), pl.nodes)
+	}
 }
 
 // logConfigured logs every effective arg, at --v=1.

@@ -2,6 +2,7 @@ package customscore
 
 import (
 	"context"
+	"net/url"
 	"sync"
 	"time"
 
@@ -25,6 +26,16 @@ type source interface {
 	// run is the source's own goroutine until ctx ends: the prober of an
 	// open breaker, or the refresh loop.
 	run(ctx context.Context)
+}
+
+// newClient returns the client of {args.SimulatorURL}/simulate.
+func newClient(args *apiconfig.CustomScorePluginArgs, m *profileMetrics) *simclient.Client {
+	base, _ := url.Parse(args.SimulatorURL) // validated
+	simulate := base.JoinPath("simulate")
+	return simclient.New(simclient.Options{
+		URL: simulate.String(), ShownURL: simulate.Redacted(), Timeout: args.Timeout.Duration,
+		RetryDelay: args.RetryDelay.Duration, MaxBodyBytes: args.MaxBodyBytes,
+	}, m)
 }
 
 // newSource returns the source args.RefreshMode names, asking through
