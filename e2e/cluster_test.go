@@ -312,7 +312,7 @@ func (c *cluster) awaitPublished(what string, cond func(schedstatus.ProfileStatu
 		}
 		d, ok := in.Profile(config.ProfileName)
 		if !ok {
-			last = "no status of profile " + config.ProfileName + ": " + in.StatusError
+			last = "no status of profile " + config.ProfileName + ": " + fmt.Sprint(in.StatusErr)
 			return false, nil
 		}
 		doc, last = d, fmt.Sprintf("last published %s", d.Published.Format(time.RFC3339))

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/pager"
 
@@ -24,6 +25,10 @@ const ReasonFailedScheduling = "FailedScheduling"
 // event per bound pod for an hour.
 const PageSize = 500
 
+// MaxClockSkew is how far ahead of the reader's clock an event's own time
+// may be: the scheduler's clock and the reader's differ a little.
+const MaxClockSkew = time.Minute
+
 // ReportedBy reports whether profile's scheduler reported e: it writes
 // through events.k8s.io, as reportingController (a core Event's
 // reportingComponent); an older writer fills source.component. Anyone who
@@ -33,10 +38,22 @@ func ReportedBy(e *v1.Event, profile string) bool {
 	return e.ReportingController == profile || e.Source.Component == profile
 }
 
+// Plausible reports whether e, at now, can be a scheduler's event about a
+// pod: its involvedObject names a valid namespace and pod (the API server
+// checks neither once eventTime is set), and its time is not in the future
+// (a forger's date in 2099 would keep it the newest for ever). Events
+// that are not are dropped, whoever claims to report them.
+func Plausible(e *v1.Event, now time.Time) bool {
+	o := e.InvolvedObject
+	return len(validation.IsDNS1123Label(o.Namespace)) == 0 && len(validation.IsDNS1123Subdomain(o.Name)) == 0 &&
+		!EventTime(e).After(now.Add(MaxClockSkew))
+}
+
 // Placements returns the newest n placement events that the profiles
-// reported, in every namespace, newest first. The events are listed page
-// by page, so memory stays bounded by n and a page whatever their number.
-func Placements(ctx context.Context, client kubernetes.Interface, profiles []string, n int) ([]v1.Event, error) {
+// reported, in every namespace, newest first, leaving out those not
+// Plausible at now. The events are listed page by page, so memory stays
+// bounded by n and a page whatever their number.
+func Placements(ctx context.Context, client kubernetes.Interface, profiles []string, n int, now time.Time) ([]v1.Event, error) {
 	if n <= 0 {
 		return nil, nil
 	}
@@ -59,7 +76,7 @@ func Placements(ctx context.Context, client kubernetes.Interface, profiles []str
 		err := p.EachListItem(ctx, metav1.ListOptions{FieldSelector: selector}, func(obj runtime.Object) error {
 			// The API server applied the selector; a server that ignores
 			// it must not mix in other events.
-			if e, ok := obj.(*v1.Event); ok && e.Reason == status.PlacementEventReason && ReportedBy(e, profile) {
+			if e, ok := obj.(*v1.Event); ok && e.Reason == status.PlacementEventReason && ReportedBy(e, profile) && Plausible(e, now) {
 				out = append(out, *e)
 				if len(out) >= 2*n {
 					keep()
@@ -75,11 +92,11 @@ func Placements(ctx context.Context, client kubernetes.Interface, profiles []str
 	return out, nil
 }
 
-// PodEvents returns, of the events that pod's profile reported about it,
-// the message of the newest placement event and, for a pod not bound yet,
-// of the newest FailedScheduling event (or its PodScheduled condition's
-// message when there is none).
-func PodEvents(ctx context.Context, client kubernetes.Interface, pod *v1.Pod) (placement, failed string, err error) {
+// PodEvents returns, of the events that pod's profile reported about it
+// and that are Plausible at now, the message of the newest placement event
+// and, for a pod not bound yet, of the newest FailedScheduling event (or
+// its PodScheduled condition's message when there is none).
+func PodEvents(ctx context.Context, client kubernetes.Interface, pod *v1.Pod, now time.Time) (placement, failed string, err error) {
 	list, err := client.CoreV1().Events(pod.Namespace).List(ctx, metav1.ListOptions{
 		FieldSelector: fields.OneTermEqualSelector("involvedObject.uid", string(pod.UID)).String(),
 	})
@@ -87,7 +104,7 @@ func PodEvents(ctx context.Context, client kubernetes.Interface, pod *v1.Pod) (p
 		return "", "", fmt.Errorf("listing the events of pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
 	events := slices.DeleteFunc(list.Items, func(e v1.Event) bool {
-		return e.InvolvedObject.UID != pod.UID || !ReportedBy(&e, pod.Spec.SchedulerName)
+		return e.InvolvedObject.UID != pod.UID || !ReportedBy(&e, pod.Spec.SchedulerName) || !Plausible(&e, now)
 	})
 	placement = newest(events, status.PlacementEventReason)
 	if pod.Spec.NodeName == "" {

@@ -62,18 +62,22 @@ var ErrNotInstalled = errors.New("KNS-3 is not installed: no status ConfigMap " 
 type Install struct {
 	Kind      Kind
 	Namespace string
-	// Pods are the scheduler pods the install made, newest first; PodsError
+	// Pods are the scheduler pods the install made, newest first; PodsErr
 	// says why they could not be listed (the tool may read the status
 	// without being allowed to list kube-system's pods).
-	Pods      []Pod
-	PodsError string
+	Pods    []Pod
+	PodsErr error
 	// Ignored names pods of the namespace that wear KNS-3's label but that
 	// the install did not make: their word is never taken.
 	Ignored []string
 	// Profiles are the published status documents, by profile name;
-	// StatusError says why there are none.
-	Profiles    []status.ProfileStatus
-	StatusError string
+	// StatusErr says why there are none, or why some were left out.
+	Profiles  []status.ProfileStatus
+	StatusErr error
+	// Other is the other kind of install when Find saw both, nil
+	// otherwise: a cluster moving from one to the other holds both for a
+	// while, and whoever administers kns-3-system can forge one there.
+	Other *Install
 }
 
 // Pod is one scheduler pod.
@@ -116,21 +120,33 @@ func Stale(doc status.ProfileStatus, now time.Time) bool {
 	return now.Sub(doc.Published) > limit
 }
 
-// Find returns the install that runs: of the second-scheduler install and
-// the control-plane one, the one whose scheduler is up, then the one that
-// published last; the second-scheduler install when they are alike. A
-// cluster moving from one install to the other holds both for a while.
+// Find returns the install that runs, naming the other in Other when both
+// are found (a cluster moving from one install to the other holds both for
+// a while). The control-plane install wins while its status is fresh: only
+// cluster admins write kube-system, while whoever administers kns-3-system
+// can make a pod that looks made by the install and publish there; and the
+// shipped viewer role cannot list kube-system's pods, so liveness alone
+// would favour the namespace it can see into. Otherwise the one whose
+// scheduler is up wins, then the one that published last; the
+// second-scheduler install when they are alike.
 func Find(ctx context.Context, client kubernetes.Interface) (*Install, error) {
-	var denied []string
+	var denied []error
 	var best *Install
 	now := time.Now()
 	for _, kind := range []Kind{SecondScheduler, ControlPlane} {
 		in, found := find(ctx, client, kind)
-		if found && (best == nil || in.liveness(now) > best.liveness(now)) {
-			best = in
+		if found {
+			switch {
+			case best == nil:
+				best = in
+			case in.Kind == ControlPlane && in.fresh(now), in.liveness(now) > best.liveness(now):
+				in.Other, best = best, in
+			default:
+				best.Other = in
+			}
 		}
-		for _, e := range []string{in.StatusError, in.PodsError} {
-			if strings.Contains(e, "forbidden") {
+		for _, e := range []error{in.StatusErr, in.PodsErr} {
+			if apierrors.IsForbidden(e) {
 				denied = append(denied, e)
 			}
 		}
@@ -140,7 +156,7 @@ func Find(ctx context.Context, client kubernetes.Interface) (*Install, error) {
 	}
 	if len(denied) > 0 {
 		// Not seen is not absent: say what could not be read.
-		return nil, fmt.Errorf("%w; but the API server refused: %s", ErrNotInstalled, strings.Join(denied, "; "))
+		return nil, fmt.Errorf("%w; but the API server refused: %w", ErrNotInstalled, errors.Join(denied...))
 	}
 	return nil, ErrNotInstalled
 }
@@ -154,12 +170,15 @@ func (in *Install) liveness(now time.Time) int {
 			n = 2
 		}
 	}
-	for _, doc := range in.Profiles {
-		if !Stale(doc, now) {
-			return n + 1
-		}
+	if in.fresh(now) {
+		n++
 	}
 	return n
+}
+
+// fresh reports whether one of the install's profiles published lately.
+func (in *Install) fresh(now time.Time) bool {
+	return slices.ContainsFunc(in.Profiles, func(doc status.ProfileStatus) bool { return !Stale(doc, now) })
 }
 
 // find reads the install of kind; found is false when its namespace holds
@@ -170,16 +189,16 @@ func find(ctx context.Context, client kubernetes.Interface, kind Kind) (in *Inst
 	cm, err := client.CoreV1().ConfigMaps(ns).Get(ctx, status.ConfigMapName, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
-		in.StatusError = fmt.Sprintf("ConfigMap %s/%s does not exist", ns, status.ConfigMapName)
+		in.StatusErr = &textError{fmt.Sprintf("ConfigMap %s/%s does not exist", ns, status.ConfigMapName), err}
 	case err != nil:
-		in.StatusError = fmt.Sprintf("reading ConfigMap %s/%s: %v", ns, status.ConfigMapName, err)
+		in.StatusErr = fmt.Errorf("reading ConfigMap %s/%s: %w", ns, status.ConfigMapName, err)
 	default:
 		found = true
-		in.Profiles, in.StatusError = profiles(cm)
+		in.Profiles, in.StatusErr = profiles(cm)
 	}
 	pods, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: AppLabel + "=" + AppName})
 	if err != nil {
-		in.PodsError = fmt.Sprintf("listing the pods of namespace %s: %v", ns, err)
+		in.PodsErr = fmt.Errorf("listing the pods of namespace %s: %w", ns, err)
 		return in, found
 	}
 	for i := range pods.Items {
@@ -239,8 +258,19 @@ func podOf(p *v1.Pod, profiles []status.ProfileStatus) Pod {
 	return out
 }
 
-// profiles decodes the status documents of the ConfigMap.
-func profiles(cm *v1.ConfigMap) ([]status.ProfileStatus, string) {
+// textError says text of err, which it wraps: the API server's own
+// wording would only repeat it.
+type textError struct {
+	text string
+	err  error
+}
+
+func (e *textError) Error() string { return e.text }
+func (e *textError) Unwrap() error { return e.err }
+
+// profiles decodes the status documents of the ConfigMap, and says which
+// keys hold none.
+func profiles(cm *v1.ConfigMap) ([]status.ProfileStatus, error) {
 	keys := make([]string, 0, len(cm.Data))
 	for k := range cm.Data {
 		keys = append(keys, k)
@@ -258,9 +288,9 @@ func profiles(cm *v1.ConfigMap) ([]status.ProfileStatus, string) {
 	}
 	switch {
 	case len(bad) > 0:
-		return out, fmt.Sprintf("ConfigMap %s/%s: keys %s are not %s %s documents", cm.Namespace, cm.Name, strings.Join(bad, ", "), status.APIVersion, status.Kind)
+		return out, fmt.Errorf("ConfigMap %s/%s: keys %s are not %s %s documents", cm.Namespace, cm.Name, strings.Join(bad, ", "), status.APIVersion, status.Kind)
 	case len(out) == 0:
-		return nil, fmt.Sprintf("ConfigMap %s/%s is empty: the scheduler has published nothing yet (is it running, and allowed to patch it?)", cm.Namespace, cm.Name)
+		return nil, fmt.Errorf("ConfigMap %s/%s is empty: the scheduler has published nothing yet (is it running, and allowed to patch it?)", cm.Namespace, cm.Name)
 	}
-	return out, ""
+	return out, nil
 }

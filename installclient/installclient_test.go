@@ -160,8 +160,8 @@ func TestFindReadiness(t *testing.T) {
 	if !p.SchedulerReady || p.SimulatorReady || p.Restarts != 2 {
 		t.Errorf("scheduler ready %t, simulator ready %t, restarts %d; want true, false, 2", p.SchedulerReady, p.SimulatorReady, p.Restarts)
 	}
-	if in.StatusError == "" {
-		t.Error("no status ConfigMap, no StatusError")
+	if !apierrors.IsNotFound(in.StatusErr) {
+		t.Errorf("no status ConfigMap: StatusErr %v, want a NotFound", in.StatusErr)
 	}
 }
 
@@ -181,8 +181,22 @@ func TestFindForbidden(t *testing.T) {
 		return true, nil, apierrors.NewForbidden(v1.Resource("pods"), "", errors.New("RBAC"))
 	})
 	in, err := Find(context.Background(), client)
-	if err != nil || in.Kind != ControlPlane || in.PodsError == "" || len(in.Profiles) != 1 {
-		t.Errorf("Find = %+v, %v; want the control plane's status and a PodsError", in, err)
+	if err != nil || in.Kind != ControlPlane || !apierrors.IsForbidden(in.PodsErr) || len(in.Profiles) != 1 {
+		t.Errorf("Find = %+v, %v; want the control plane's status and a forbidden PodsErr", in, err)
+	}
+}
+
+// A refusal is told by its reason, not by its wording: an authorizer or a
+// proxy may answer 403 Forbidden without the word.
+func TestFindRefusedWhateverTheWording(t *testing.T) {
+	client := fake.NewClientset()
+	client.PrependReactor("*", "*", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, &apierrors.StatusError{ErrStatus: metav1.Status{
+			Status: metav1.StatusFailure, Code: 403, Reason: metav1.StatusReasonForbidden, Message: "access denied by policy"}}
+	})
+	_, err := Find(context.Background(), client)
+	if !errors.Is(err, ErrNotInstalled) || !strings.Contains(err.Error(), "refused") || !strings.Contains(err.Error(), "access denied by policy") {
+		t.Errorf("err %v, want ErrNotInstalled saying what the API server refused", err)
 	}
 }
 
@@ -190,9 +204,9 @@ func TestProfilesRejectsOtherDocuments(t *testing.T) {
 	cm := statusConfigMap("kns-3-system", status.ProfileStatus{Profile: "good"})
 	cm.Data["other.json"] = `{"apiVersion":"v1","kind":"Secret"}`
 	cm.Data["junk"] = "not json"
-	docs, errText := profiles(cm)
-	if len(docs) != 1 || docs[0].Profile != "good" || !strings.Contains(errText, "junk, other.json") {
-		t.Errorf("profiles = %+v, %q", docs, errText)
+	docs, err := profiles(cm)
+	if len(docs) != 1 || docs[0].Profile != "good" || err == nil || !strings.Contains(err.Error(), "junk, other.json") {
+		t.Errorf("profiles = %+v, %v", docs, err)
 	}
 }
 
@@ -253,7 +267,7 @@ func TestPlacements(t *testing.T) {
 		pages++
 		return true, page, nil
 	})
-	got, err := Placements(context.Background(), client, []string{"kns-3-scheduler"}, 3)
+	got, err := Placements(context.Background(), client, []string{"kns-3-scheduler"}, 3, now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +281,7 @@ func TestPlacements(t *testing.T) {
 	if pages != 7 {
 		t.Errorf("read %d pages, want all 7", pages)
 	}
-	if got, err := Placements(context.Background(), client, []string{"kns-3-scheduler"}, 0); err != nil || len(got) != 0 {
+	if got, err := Placements(context.Background(), client, []string{"kns-3-scheduler"}, 0, now); err != nil || len(got) != 0 {
 		t.Errorf("n=0: %v, %v", got, err)
 	}
 }
@@ -289,12 +303,143 @@ func TestPodEvents(t *testing.T) {
 		ev("f1", ReasonFailedScheduling, "kns-3-scheduler", "0/3 nodes: old", now.Add(-time.Minute)),
 		ev("f2", ReasonFailedScheduling, "kns-3-scheduler", "0/3 nodes: new", now),
 	)
-	placement, failed, err := PodEvents(context.Background(), client, pod)
+	placement, failed, err := PodEvents(context.Background(), client, pod, now)
 	if err != nil || placement != "new placement" || failed != "0/3 nodes: new" {
 		t.Errorf("PodEvents = %q, %q, %v", placement, failed, err)
 	}
 	pod.Spec.NodeName = "a"
-	if _, failed, _ := PodEvents(context.Background(), client, pod); failed != "" {
+	if _, failed, _ := PodEvents(context.Background(), client, pod, now); failed != "" {
 		t.Errorf("a bound pod's FailedScheduling %q, want none", failed)
+	}
+}
+
+// An event that names no valid pod, or whose time is in the future, is
+// dropped whoever claims to report it.
+func TestImplausibleEventsDropped(t *testing.T) {
+	now := time.Now()
+	good := placementEvent("ns", "good", "kns-3-scheduler", now.Add(-time.Minute))
+	skewed := placementEvent("ns", "skewed", "kns-3-scheduler", now.Add(MaxClockSkew/2))
+	future := placementEvent("ns", "future", "kns-3-scheduler", now.Add(time.Hour))
+	laterSeries := placementEvent("ns", "series", "kns-3-scheduler", now.Add(-time.Hour))
+	laterSeries.Series = &v1.EventSeries{Count: 2, LastObservedTime: metav1.NewMicroTime(now.Add(24 * time.Hour))}
+	badName := placementEvent("ns", "badname", "kns-3-scheduler", now)
+	badName.InvolvedObject.Name = "\x1b]52;c;QUJD\x07"
+	badNamespace := placementEvent("ns", "badns", "kns-3-scheduler", now)
+	badNamespace.InvolvedObject.Namespace = "Dev"
+	client := fake.NewClientset(good, skewed, future, laterSeries, badName, badNamespace)
+	got, err := Placements(context.Background(), client, []string{"kns-3-scheduler"}, 10, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range got {
+		names = append(names, e.Name)
+	}
+	if !slices.Equal(names, []string{"skewed", "good"}) {
+		t.Errorf("placements %v, want [skewed good]: within the clock skew, and valid names", names)
+	}
+
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "good-pod", UID: "u1"}, Spec: v1.PodSpec{SchedulerName: "kns-3-scheduler", NodeName: "a"}}
+	for _, e := range []*v1.Event{good, future} {
+		e.InvolvedObject.UID = pod.UID
+		e.InvolvedObject.Name = pod.Name
+	}
+	client = fake.NewClientset(good, future)
+	if placement, _, err := PodEvents(context.Background(), client, pod, now); err != nil || placement != "placed good" {
+		t.Errorf("PodEvents = %q, %v; want the real placement, not the future-dated one", placement, err)
+	}
+}
+
+// viewerOnly refuses what the shipped kns-3-viewer role does not grant: in
+// kube-system it may read the status ConfigMap, not list pods.
+func viewerOnly(client *fake.Clientset) *fake.Clientset {
+	client.PrependReactor("list", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if a.GetNamespace() == "kube-system" {
+			return true, nil, apierrors.NewForbidden(v1.Resource("pods"), "", errors.New("RBAC: kns-3-viewer"))
+		}
+		return false, nil, nil
+	})
+	return client
+}
+
+// Whoever administers kns-3-system can make a pod that looks made by the
+// install and publish a fresh status there; kube-system only cluster
+// admins write. A control-plane install with a fresh status is chosen,
+// under the viewer's rights too, and the other install is named.
+func TestFindPrefersAFreshControlPlane(t *testing.T) {
+	now := time.Now()
+	forgedPod := deploymentPod("kns-3-scheduler-587f979d6c-abcde", now)
+	forged := status.ProfileStatus{Profile: "kns-3-scheduler", Instance: forgedPod.Name, RefreshMode: "forged", Published: now, IntervalSeconds: 5, HeartbeatSeconds: 60}
+	real := status.ProfileStatus{Profile: "kns-3-scheduler", Instance: "cp", RefreshMode: "PerCycle", Published: now, IntervalSeconds: 5, HeartbeatSeconds: 60}
+	for _, viewer := range []bool{false, true} {
+		client := fake.NewClientset(forgedPod, statusConfigMap("kns-3-system", forged), mirrorPod("cp"), statusConfigMap("kube-system", real))
+		if viewer {
+			client = viewerOnly(client)
+		}
+		in, err := Find(context.Background(), client)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if in.Kind != ControlPlane || len(in.Profiles) != 1 || in.Profiles[0].RefreshMode != "PerCycle" {
+			t.Errorf("viewer %t: found the %s install (%+v), want the control plane's", viewer, in.Kind, in.Profiles)
+		}
+	}
+}
+
+// TestFindUnderTheViewerRole holds a migration between the installs to
+// what a user with only the shipped kns-3-viewer role sees (kube-system's
+// pods unlisted), beside what an admin sees; the install not chosen is
+// always named.
+func TestFindUnderTheViewerRole(t *testing.T) {
+	now := time.Now()
+	deployment := deploymentPod("kns-3-scheduler-587f979d6c-abcde", now.Add(-time.Hour))
+	doc := func(instance string, published time.Time) status.ProfileStatus {
+		return status.ProfileStatus{Profile: "kns-3-scheduler", Instance: instance, Published: published, IntervalSeconds: 5, HeartbeatSeconds: 60}
+	}
+	for _, tc := range []struct {
+		name              string
+		objs              []runtime.Object
+		wantAdmin, wantUI Kind
+	}{
+		{
+			// The control plane's scheduler has not published yet: only an
+			// admin sees its pod; the viewer is told of it.
+			name: "moving to the control plane, not published yet",
+			objs: []runtime.Object{statusConfigMap("kns-3-system", doc(deployment.Name, now)), mirrorPod("cp"),
+				statusConfigMap("kube-system", doc("cp", now.Add(-time.Hour)))},
+			wantAdmin: ControlPlane, wantUI: SecondScheduler,
+		},
+		{
+			name: "moving to the control plane, published",
+			objs: []runtime.Object{deployment, statusConfigMap("kns-3-system", doc(deployment.Name, now)), mirrorPod("cp"),
+				statusConfigMap("kube-system", doc("cp", now))},
+			wantAdmin: ControlPlane, wantUI: ControlPlane,
+		},
+		{
+			name: "back to the Deployment",
+			objs: []runtime.Object{deployment, statusConfigMap("kns-3-system", doc(deployment.Name, now)),
+				statusConfigMap("kube-system", doc("cp", now.Add(-time.Hour)))},
+			wantAdmin: SecondScheduler, wantUI: SecondScheduler,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, viewer := range []bool{false, true} {
+				client := fake.NewClientset(tc.objs...)
+				want := tc.wantAdmin
+				if viewer {
+					client, want = viewerOnly(client), tc.wantUI
+				}
+				in, err := Find(context.Background(), client)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if in.Kind != want {
+					t.Errorf("viewer %t: found the %s install, want %s", viewer, in.Kind, want)
+				}
+				if in.Other == nil || in.Other.Kind == in.Kind {
+					t.Errorf("viewer %t: the other install is not named (%+v)", viewer, in.Other)
+				}
+			}
+		})
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"kns3.dev/kns3/installclient"
 	"kns3.dev/kns3/scheduler/apis/config"
 	"kns3.dev/kns3/scheduler/apis/status"
+	"kns3.dev/kns3/scheduler/plugins/customscore/score"
 	"kns3.dev/kns3/simulator/api"
 	"kns3.dev/kns3/test/conditions"
 	"kns3.dev/kns3/test/kindenv"
@@ -127,7 +128,7 @@ func printMeasured(w io.Writer, s *status.Simulation, answer *api.SimulationResp
 			m = *r.Measured
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.3f\n", n, estimate(m.LatencyMs, "%.2f", " ms", 1), estimate(m.BandwidthMbps, "%.0f", " Mbit/s", 1),
-			estimate(m.PacketLoss, "%.1f", "%", 100), float64(s.MilliScores[n])/1000)
+			estimate(m.PacketLoss, "%.1f", "%", 100), score.Float(s.MilliScores[n]))
 	}
 	tw.Flush()
 }

@@ -18,6 +18,7 @@ import (
 	"kns3.dev/kns3/installclient"
 	"kns3.dev/kns3/scheduler/apis/config"
 	"kns3.dev/kns3/scheduler/plugins/customfilter"
+	"kns3.dev/kns3/scheduler/plugins/customscore/score"
 	"kns3.dev/kns3/test/conditions"
 )
 
@@ -97,7 +98,7 @@ func simulatorScores(ctx context.Context, client kubernetes.Interface) (map[stri
 			return false, nil
 		}
 		for node, milli := range doc.Simulator.Simulation.MilliScores {
-			scores[node] = float64(milli) / 1000
+			scores[node] = score.Float(milli)
 		}
 		return true, nil
 	})

@@ -11,6 +11,10 @@
 # An install changes nothing unless the node holds the manifest's images,
 # then waits until the new scheduler is ready; if it is not within
 # KNS3_READY_TIMEOUT seconds (120), the previous scheduler is put back.
+# Then it names the holder of the schedulers' lease: with several
+# control-plane nodes, a kubeadm kube-scheduler that still leads knows no
+# kns-3-scheduler profile, and KNS-3 pods wait, with no event, until every
+# node runs KNS-3 (install on each before creating KNS-3 pods).
 set -eu
 # The word lists split below are images and pod ids, never patterns.
 set -f
@@ -32,6 +36,10 @@ previous="$etc/kns-3.previous"
 # loopback (hostNetwork).
 ready_url=https://127.0.0.1:10259/readyz
 label=app.kubernetes.io/name=kns-3-scheduler
+# The lease kubeadm's kube-scheduler and KNS-3's share, read with the
+# schedulers' own kubeconfig.
+lease=kube-system/kube-scheduler
+kubeconfig="$etc/scheduler.conf"
 # The manifest's annotation placeholder, quoted or not (sigs.k8s.io/yaml
 # drops the quotes when it re-renders).
 placeholder_re="^([[:space:]]*kns3\\.dev/config-hash:)[[:space:]]*(unset|\"unset\"|'unset')[[:space:]]*\$"
@@ -244,3 +252,20 @@ done
 changing=
 rm -rf "$previous"
 echo "install.sh: kns-3-scheduler is the control plane's scheduler ($current; kubeadm's saved as $saved)"
+
+# Who leads: the holder is "<hostname>_<id>", and a node's scheduler is
+# the mirror pod kube-scheduler-<node>, KNS-3's when it wears KNS-3's label.
+every_node="run install.sh on every control-plane node before creating KNS-3 pods: while a kubeadm kube-scheduler leads, they stay Pending with no event"
+if ! command -v kubectl >/dev/null 2>&1; then
+  echo "install.sh: kubectl not found: cannot tell who holds the lease $lease; $every_node" >&2
+elif ! holder=$(kubectl --kubeconfig "$kubeconfig" -n kube-system get lease kube-scheduler -o 'jsonpath={.spec.holderIdentity}' 2>&1); then
+  echo "install.sh: could not read the lease $lease ($holder); $every_node" >&2
+else
+  node=${holder%%_*}
+  app=$(kubectl --kubeconfig "$kubeconfig" -n kube-system get pod "kube-scheduler-$node" -o 'jsonpath={.metadata.labels.app\.kubernetes\.io/name}' 2>/dev/null || true)
+  if [ "$app" = kns-3-scheduler ]; then
+    echo "install.sh: the lease $lease is held by $holder (node $node's kns-3-scheduler)"
+  else
+    echo "install.sh: warning: the lease $lease is held by ${holder:-nobody}, not a KNS-3 scheduler; $every_node" >&2
+  fi
+fi

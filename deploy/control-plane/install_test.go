@@ -112,6 +112,29 @@ echo "curl: (7) Failed to connect to 127.0.0.1 port 10259: Connection refused" >
 exit 7
 `
 
+// fakeKubectl plays the API server, read with the node's scheduler.conf:
+// the lease's holder is $FAKE_STATE/lease-holder (none: no lease), the
+// app.kubernetes.io/name label of a node's kube-scheduler pod
+// $FAKE_STATE/holder-app.
+const fakeKubectl = `#!/bin/sh
+s=$FAKE_STATE
+echo "kubectl $*" >>"$s/calls.log"
+case " $* " in
+*" -n kube-system get lease kube-scheduler "*)
+  if [ -f "$s/lease-holder" ]; then
+    cat "$s/lease-holder"
+    exit 0
+  fi
+  echo 'Error from server (NotFound): leases.coordination.k8s.io "kube-scheduler" not found' >&2
+  exit 1 ;;
+*" -n kube-system get pod kube-scheduler-"*)
+  cat "$s/holder-app" 2>/dev/null
+  exit 0 ;;
+esac
+echo "fake kubectl: unexpected $*" >&2
+exit 2
+`
+
 // spy runs a command after recording what the manifests directory holds:
 // install.sh renames its temporary into place with mv, so a temporary the
 // kubelet would run shows.
@@ -146,6 +169,7 @@ type node struct {
 type nodeOptions struct {
 	noCrictl bool
 	probe    string // "curl" (default), "wget" or "none"
+	kubectl  bool   // a kubectl on the PATH (fakeKubectl)
 }
 
 func newNode(t *testing.T, o nodeOptions) *node {
@@ -178,6 +202,9 @@ func newNode(t *testing.T, o nodeOptions) *node {
 	}
 	if !o.noCrictl {
 		n.write(filepath.Join(n.bin, "crictl"), fakeCrictl, 0o755)
+	}
+	if o.kubectl {
+		n.write(filepath.Join(n.bin, "kubectl"), fakeKubectl, 0o755)
 	}
 	switch o.probe {
 	case "", "curl":
@@ -604,4 +631,49 @@ func keys(m map[string]string) string {
 	}
 	slices.Sort(ks)
 	return strings.Join(ks, " ")
+}
+
+// With several control-plane nodes the lease may stay with another node's
+// kubeadm kube-scheduler, which knows no kns-3-scheduler profile: KNS-3
+// pods would wait with no event. A successful install names the holder,
+// and warns when it is not a KNS-3 scheduler or cannot be read.
+func TestInstallNamesTheLeaseHolder(t *testing.T) {
+	const warning = "not a KNS-3 scheduler"
+	for _, tc := range []struct {
+		name        string
+		kubectl     bool
+		holder, app string
+		want        []string
+		wantWarn    bool
+	}{
+		{name: "held by a KNS-3 scheduler", kubectl: true, holder: "cp1_0f1e", app: "kns-3-scheduler",
+			want: []string{"lease kube-system/kube-scheduler is held by cp1_0f1e (node cp1's kns-3-scheduler)"}},
+		{name: "held by kubeadm's on another node", kubectl: true, holder: "cp2_9a8b", app: "",
+			want: []string{"lease kube-system/kube-scheduler is held by cp2_9a8b", warning, "every control-plane node"}, wantWarn: true},
+		{name: "no lease yet", kubectl: true,
+			want: []string{"could not read the lease kube-system/kube-scheduler", "NotFound", "every control-plane node"}},
+		{name: "no kubectl",
+			want: []string{"kubectl not found", "every control-plane node"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			n := newNode(t, nodeOptions{kubectl: tc.kubectl})
+			if tc.holder != "" {
+				n.set("lease-holder", tc.holder)
+				n.set("holder-app", tc.app)
+			}
+			out, err := n.run(n.inputs(rendered(t), defaultConfig(t), scenario)...)
+			if err != nil {
+				t.Fatalf("install: %v\n%s", err, out)
+			}
+			for _, want := range tc.want {
+				if !strings.Contains(out, want) {
+					t.Errorf("output lacks %q:\n%s", want, out)
+				}
+			}
+			if got := strings.Contains(out, warning); got != tc.wantWarn {
+				t.Errorf("warned %t, want %t:\n%s", got, tc.wantWarn, out)
+			}
+		})
+	}
 }

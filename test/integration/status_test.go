@@ -45,7 +45,7 @@ func TestStatusPublished(t *testing.T) {
 			return false, nil
 		}
 		d, ok := in.Profile(plugins.ProfileName)
-		last = fmt.Sprintf("%+v (%s)", d, in.StatusError)
+		last = fmt.Sprintf("%+v (%v)", d, in.StatusErr)
 		doc = d
 		return ok && d.ScoredCycles >= 2, nil
 	})

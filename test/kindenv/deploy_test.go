@@ -17,6 +17,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/component-base/featuregate"
+	_ "k8s.io/kubernetes/pkg/features" // registers Kubernetes' gates with the default gate
 	"sigs.k8s.io/yaml"
 
 	"kns3.dev/kns3/installclient"
@@ -70,7 +73,6 @@ func TestRenderDeploy(t *testing.T) {
 			}
 			for _, want := range []string{
 				"--config=/etc/kubernetes/scheduler-config.yaml",
-				"--feature-gates=InterPodAffinityHostnameFastPath=true",
 				"--v=1",
 			} {
 				if !slices.Contains(args, want) {
@@ -441,4 +443,74 @@ func admits(t *testing.T, np networkingv1.NetworkPolicy, ns string, podLabels ma
 		}
 	}
 	return false
+}
+
+// schedulerPods renders every install's scheduler pod: the Deployment of
+// deploy/, deploy/ha and deploy/live, and deploy/control-plane's static
+// pod.
+func schedulerPods(t *testing.T) map[string]v1.PodSpec {
+	t.Helper()
+	pods := map[string]v1.PodSpec{}
+	for _, dir := range []string{deployDir(t), filepath.Join(deployDir(t), "ha"), filepath.Join(deployDir(t), "live")} {
+		var d appsv1.Deployment
+		renderTyped(t, dir, "Deployment", Deployment, &d)
+		pods[dir] = d.Spec.Template.Spec
+	}
+	dir := filepath.Join(deployDir(t), "control-plane")
+	var pod v1.Pod
+	renderTyped(t, dir, "Pod", "kube-scheduler", &pod)
+	pods[dir] = pod.Spec
+	return pods
+}
+
+// No install turns on an alpha feature gate: the pods of every profile it
+// runs, KNS-3's and any other, get upstream's defaults.
+func TestNoAlphaFeatureGates(t *testing.T) {
+	specs := feature.DefaultMutableFeatureGate.GetAll()
+	for dir, spec := range schedulerPods(t) {
+		for _, c := range spec.Containers {
+			for _, a := range c.Args {
+				gates, ok := strings.CutPrefix(a, "--feature-gates=")
+				if !ok {
+					continue
+				}
+				for _, g := range strings.Split(gates, ",") {
+					name, value, _ := strings.Cut(g, "=")
+					if value == "true" && specs[featuregate.Feature(name)].PreRelease == featuregate.Alpha {
+						t.Errorf("%s: container %s turns on the alpha feature gate %s", dir, c.Name, name)
+					}
+				}
+			}
+		}
+	}
+}
+
+// The simulator's readiness is /readyz, which says whether /simulate can
+// answer (a hung simulator is not ready); its liveness stays /healthz,
+// which only says the process serves, so a hang never restarts it.
+func TestSimulatorProbes(t *testing.T) {
+	for dir, spec := range schedulerPods(t) {
+		for _, c := range spec.Containers {
+			if c.Name != installclient.SimulatorContainer {
+				continue
+			}
+			probeURL := func(p *v1.Probe) string {
+				if p == nil || p.Exec == nil {
+					return ""
+				}
+				for _, a := range p.Exec.Command {
+					if u, ok := strings.CutPrefix(a, "--probe="); ok {
+						return u
+					}
+				}
+				return ""
+			}
+			if u := probeURL(c.ReadinessProbe); !strings.HasSuffix(u, "/readyz") {
+				t.Errorf("%s: the simulator's readiness probe asks %q, want its /readyz", dir, u)
+			}
+			if u := probeURL(c.LivenessProbe); !strings.HasSuffix(u, "/healthz") {
+				t.Errorf("%s: the simulator's liveness probe asks %q, want its /healthz", dir, u)
+			}
+		}
+	}
 }

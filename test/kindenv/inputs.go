@@ -48,7 +48,9 @@ func (in *Inputs) Resolve(ctx context.Context, w io.Writer) error {
 			*p = filepath.Join(root, *p)
 		}
 	}
-	ensurePath()
+	if err := ensurePath(); err != nil {
+		return err
+	}
 	cache, err := nodeimage.DefaultCacheDir()
 	if err != nil {
 		return err
@@ -108,7 +110,9 @@ func (in *Inputs) ResolveKind(ctx context.Context, w io.Writer) error {
 	if in.Kind != "" && !filepath.IsAbs(in.Kind) {
 		in.Kind = filepath.Join(root, in.Kind)
 	}
-	ensurePath()
+	if err := ensurePath(); err != nil {
+		return err
+	}
 	cache, err := nodeimage.DefaultCacheDir()
 	if err != nil {
 		return err
@@ -126,8 +130,8 @@ func (in *Inputs) resolveKind(ctx context.Context, out string, w io.Writer) erro
 }
 
 // ensurePath adds the system directories kind, docker and the node image
-// build need: test runners start with a minimal PATH.
-func ensurePath() {
+// build need to this process's PATH: test runners start with a minimal one.
+func ensurePath() error {
 	path := os.Getenv("PATH")
 	have := map[string]bool{}
 	for _, d := range filepath.SplitList(path) {
@@ -138,7 +142,10 @@ func ensurePath() {
 			path += string(filepath.ListSeparator) + d
 		}
 	}
-	os.Setenv("PATH", path)
+	if err := os.Setenv("PATH", path); err != nil {
+		return fmt.Errorf("adding the system directories to PATH: %w", err)
+	}
+	return nil
 }
 
 // goBuild builds a static program with the Makefile's flags (cgo off, no

@@ -286,3 +286,77 @@ func TestStatus(t *testing.T) {
 		t.Errorf("--last 0: %v\n%s", err, out)
 	}
 }
+
+// A forged placement event may claim the profile as its reporter (anyone
+// who may create events can). One whose pod or namespace is no valid
+// name, or whose time is in the future, is never shown, never hides the
+// real placements, and nothing of it reaches the terminal raw.
+func TestStatusDropsForgedPlacements(t *testing.T) {
+	b := st.MakePod().Namespace("other").Name("b-pod").UID("u2").Obj()
+	escaping := st.MakePod().Namespace("dev").Name("\x1b]52;c;QUJD\x07\x1b[2J").UID("u9").Obj()
+	badNamespace := st.MakePod().Namespace("dev\x1b[2J").Name("web").UID("u8").Obj()
+	objs := cluster(schedulerPod(), published(nil),
+		event(b, "e2", schedstatus.PlacementEventReason, "kns-3-scheduler", "second", now.Add(-time.Minute)),
+		event(escaping, "f1", schedstatus.PlacementEventReason, "kns-3-scheduler", "forged escapes", time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC)),
+		event(escaping, "f2", schedstatus.PlacementEventReason, "kns-3-scheduler", "forged name", now.Add(-time.Second)),
+		event(badNamespace, "f3", schedstatus.PlacementEventReason, "kns-3-scheduler", "forged namespace", now.Add(-time.Second)),
+		event(b, "f4", schedstatus.PlacementEventReason, "kns-3-scheduler", "forged future", now.Add(time.Hour)),
+	)
+	out, _, err := run(t, objs, "status", "--last", "1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "other/b-pod") || !strings.Contains(out, "second") {
+		t.Errorf("output lacks the newest real placement:\n%s", out)
+	}
+	if strings.Contains(out, "forged") {
+		t.Errorf("output shows a forged placement:\n%s", out)
+	}
+	if strings.ContainsAny(out, "\x1b\x07") {
+		t.Errorf("output holds a control character:\n%q", out)
+	}
+}
+
+// Every field of the published document is escaped before it is printed:
+// its writers are more privileged than event writers, not trusted.
+func TestStatusEscapesTheDocument(t *testing.T) {
+	objs := cluster(schedulerPod(), published(func(d *schedstatus.ProfileStatus) {
+		d.RefreshMode, d.Breaker = "Per\x1b[2JCycle", "open\x07"
+		d.Fallbacks["x\x1b]0;t\x07"] = 1
+	}))
+	out, _, err := run(t, objs, "status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.ContainsAny(out, "\x1b\x07") {
+		t.Errorf("output holds a control character:\n%q", out)
+	}
+}
+
+// The profile names an explain error lists come from the document too.
+func TestNotKNS3ErrorEscapesProfiles(t *testing.T) {
+	other := st.MakePod().Namespace("ns").Name("other").UID("u3").SchedulerName("default-scheduler").Node("b").Obj()
+	objs := cluster(schedulerPod(), other, published(func(d *schedstatus.ProfileStatus) { d.Profile = "evil\x1b[2J\x07" }))
+	_, _, err := run(t, objs, "explain", "other", "-n", "ns")
+	var notKNS3 *NotKNS3Error
+	if !errors.As(err, &notKNS3) {
+		t.Fatalf("err %v, want a NotKNS3Error", err)
+	}
+	if strings.ContainsAny(err.Error(), "\x1b\x07") {
+		t.Errorf("error holds a control character: %q", err.Error())
+	}
+}
+
+// With both installs in the cluster, the one not shown is named.
+func TestStatusNamesTheOtherInstall(t *testing.T) {
+	// Find judges freshness by the real clock.
+	cp := published(func(d *schedstatus.ProfileStatus) { d.Published = time.Now() })
+	cp.Namespace = "kube-system"
+	_, errOut, err := run(t, cluster(schedulerPod(), published(nil), cp), "status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "also found the second-scheduler install in namespace kns-3-system; showing the control-plane install in namespace kube-system"; !strings.Contains(errOut, want) {
+		t.Errorf("stderr %q, want %q", errOut, want)
+	}
+}

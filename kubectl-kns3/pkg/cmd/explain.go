@@ -12,6 +12,7 @@ import (
 	"kns3.dev/kns3/installclient"
 	output "kns3.dev/kns3/kubectl-kns3/pkg/apis/output/v1alpha1"
 	"kns3.dev/kns3/kubectl-kns3/pkg/explain"
+	"kns3.dev/kns3/kubectl-kns3/pkg/safetext"
 	"kns3.dev/kns3/scheduler/apis/config"
 	schedstatus "kns3.dev/kns3/scheduler/apis/status"
 )
@@ -62,9 +63,14 @@ type NotKNS3Error struct {
 	Profiles           []string
 }
 
+// Error escapes the names: the profiles' come from the published status.
 func (e *NotKNS3Error) Error() string {
+	profiles := make([]string, len(e.Profiles))
+	for i, p := range e.Profiles {
+		profiles[i] = safetext.Line(p)
+	}
 	return fmt.Sprintf("pod %s is scheduled by %q, which is not a KNS-3 profile (KNS-3 profiles: %s)",
-		e.Pod, e.SchedulerName, strings.Join(e.Profiles, ", "))
+		safetext.Line(e.Pod), e.SchedulerName, strings.Join(profiles, ", "))
 }
 
 // explain gathers what explain.Build needs, warning of what is partial
@@ -85,9 +91,10 @@ func (o *options) explain(ctx context.Context, name string) (*output.Explanation
 	if err != nil {
 		return nil, err
 	}
+	o.warnOther(in)
 	profiles := in.Profiles
 	if len(profiles) == 0 {
-		o.warn("no KNS-3 status published (%s); assuming profile %s with default args, without scores", in.StatusError, shippedProfile.Profile)
+		o.warn("no KNS-3 status published (%s); assuming profile %s with default args, without scores", in.StatusErr, shippedProfile.Profile)
 		profiles = []schedstatus.ProfileStatus{shippedProfile}
 	}
 	var prof *schedstatus.ProfileStatus
@@ -106,7 +113,7 @@ func (o *options) explain(ctx context.Context, name string) (*output.Explanation
 		return nil, fmt.Errorf("listing nodes: %w", err)
 	}
 	input := explain.Input{Pod: pod, Nodes: nodes.Items, Absolute: prof.Normalization == string(config.NormalizationAbsolute)}
-	input.PlacementEvent, input.LastFailedScheduling, err = installclient.PodEvents(ctx, client, pod)
+	input.PlacementEvent, input.LastFailedScheduling, err = installclient.PodEvents(ctx, client, pod, o.now())
 	if err != nil {
 		return nil, err
 	}

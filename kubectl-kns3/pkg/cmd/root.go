@@ -15,6 +15,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/kubernetes"
 
+	"kns3.dev/kns3/installclient"
 	"kns3.dev/kns3/kubectl-kns3/pkg/safetext"
 )
 
@@ -83,6 +84,13 @@ func (o *options) fromKubeconfig() (string, kubernetes.Interface, error) {
 // warn writes a warning line; its text may come from the cluster.
 func (o *options) warn(format string, args ...any) {
 	fmt.Fprintf(o.streams.ErrOut, "Warning: %s\n", safetext.Line(fmt.Sprintf(format, args...)))
+}
+
+// warnOther names the install Find did not choose, when it saw both.
+func (o *options) warnOther(in *installclient.Install) {
+	if in.Other != nil {
+		o.warn("also found the %s install in namespace %s; showing the %s install in namespace %s", in.Other.Kind, in.Other.Namespace, in.Kind, in.Namespace)
+	}
 }
 
 // outputFlags is -o: empty for the table, or one of kubectl's JSON and

@@ -58,10 +58,11 @@ func (o *options) status(ctx context.Context, last int) (*output.Status, error) 
 	if err != nil {
 		return nil, err
 	}
+	o.warnOther(in)
 	for _, name := range in.Ignored {
 		o.warn("ignoring pod %s: it wears the KNS-3 label, but the install did not make it", name)
 	}
-	events, err := installclient.Placements(ctx, client, in.ProfileNames(), last)
+	events, err := installclient.Placements(ctx, client, in.ProfileNames(), last, o.now())
 	if err != nil {
 		return nil, err
 	}

@@ -17,8 +17,8 @@ import (
 	output "kns3.dev/kns3/kubectl-kns3/pkg/apis/output/v1alpha1"
 	"kns3.dev/kns3/scheduler/apis/config"
 	"kns3.dev/kns3/scheduler/apis/status"
-	"kns3.dev/kns3/scheduler/plugins/customfilter"
 	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
+	"kns3.dev/kns3/scheduler/plugins/customscore/score"
 )
 
 // Input is what Build explains: the pod, every node, and what the
@@ -67,14 +67,14 @@ func Build(in Input) *output.Explanation {
 	// what its Score returned, whatever shape the simulator's answer had.
 	raw := map[string]int64{}
 	for _, n := range in.Nodes {
-		row := output.Row{Node: n.Name, Filter: output.Pass, Chosen: n.Name == e.Node}
-		if reason := customfilter.Rejection(in.Pod, &n); reason != "" {
-			row.Filter, row.FilterReason = output.Reject, reason
+		v := placement.Judge(in.Pod, &n)
+		row := output.Row{Node: n.Name, Filter: output.Pass, Other: v.Other, Chosen: n.Name == e.Node}
+		if v.Filter != "" {
+			row.Filter, row.FilterReason = output.Reject, v.Filter
 		}
-		row.Other = placement.OtherFilters(in.Pod, &n)
 		if milli, ok := scores[n.Name]; ok {
-			score := float64(milli) / placement.MilliScale
-			row.SimulatorScore = &score
+			s := score.Float(milli)
+			row.SimulatorScore = &s
 			raw[n.Name] = milli
 		}
 		if m, ok := metrics[n.Name]; ok {
@@ -121,10 +121,10 @@ func rankAndNormalize(rows []output.Row, raw map[string]int64, absolute bool) {
 	}
 	for i := range rows {
 		if rows[i].Candidate() {
-			rows[i].Rank = placement.Rank(raw, candidates, rows[i].Node)
+			rows[i].Rank = score.Rank(raw, candidates, rows[i].Node)
 		}
 	}
-	placement.Normalize(list, absolute)
+	score.Normalize(list, absolute)
 	normalized := make(map[string]int64, len(list))
 	for _, ns := range list {
 		normalized[ns.Name] = ns.Score

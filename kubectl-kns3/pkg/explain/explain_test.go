@@ -13,6 +13,7 @@ import (
 	output "kns3.dev/kns3/kubectl-kns3/pkg/apis/output/v1alpha1"
 	"kns3.dev/kns3/scheduler/apis/status"
 	"kns3.dev/kns3/scheduler/plugins/customfilter"
+	"kns3.dev/kns3/scheduler/plugins/customscore/score"
 )
 
 func node(name string, labels map[string]string, taints ...v1.Taint) v1.Node {
@@ -26,7 +27,7 @@ func node(name string, labels map[string]string, taints ...v1.Taint) v1.Node {
 func sim(scores map[string]float64) *status.Simulation {
 	r := &status.Simulation{Source: "test", WindowSeconds: 30, Received: time.Unix(1_800_000_000, 0), MilliScores: map[string]int64{}}
 	for n, s := range scores {
-		r.MilliScores[n] = int64(s * 1000)
+		r.MilliScores[n] = int64(s * score.MilliScale)
 	}
 	return r
 }
@@ -258,5 +259,18 @@ func TestPrintMetrics(t *testing.T) {
 	}
 	if strings.Contains(out.String(), "LATENCY") {
 		t.Errorf("metrics columns without metrics:\n%s", out.String())
+	}
+}
+
+// Print escapes every text it did not write, names included.
+func TestPrintEscapesNames(t *testing.T) {
+	e := &output.Explanation{Namespace: "ns\x1b[2J", Pod: "web\x07", SchedulerName: "s", Node: "a\x1b]0;x\x07", Normalization: "MinMax\x1b[2J",
+		Nodes: []output.Row{{Node: "a\x1b]0;x\x07", Filter: output.Pass, Chosen: true}}}
+	var b strings.Builder
+	if err := Print(&b, e, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if strings.ContainsAny(b.String(), "\x1b\x07") {
+		t.Errorf("output holds a control character:\n%q", b.String())
 	}
 }

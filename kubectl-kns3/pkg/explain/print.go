@@ -15,14 +15,15 @@ import (
 
 // Print writes e for a person, at now: where the pod is (or why it
 // waits), its placement event, the simulation, then a table with a row per
-// node. Text from the cluster and the simulator is escaped.
+// node. Every text from the cluster, the published status and the
+// simulator is escaped.
 func Print(w io.Writer, e *output.Explanation, now time.Time) error {
 	tw := printers.GetNewTabWriter(w)
-	where := "is on " + e.Node
+	where := "is on " + safetext.Line(e.Node)
 	if e.Node == "" {
 		where = "is pending"
 	}
-	fmt.Fprintf(tw, "Pod %s/%s (scheduler %s) %s.\n", e.Namespace, e.Pod, safetext.Line(e.SchedulerName), where)
+	fmt.Fprintf(tw, "Pod %s/%s (scheduler %s) %s.\n", safetext.Line(e.Namespace), safetext.Line(e.Pod), safetext.Line(e.SchedulerName), where)
 	if e.Node == "" {
 		msg := e.LastFailedScheduling
 		if msg == "" {
@@ -38,12 +39,12 @@ func Print(w io.Writer, e *output.Explanation, now time.Time) error {
 	switch s := e.Simulation; {
 	case s != nil:
 		fmt.Fprintf(tw, "Simulation: received by the scheduler %s ago; %s; normalization %s.\n",
-			now.Sub(s.Received.Time).Round(time.Second), Describe(s.Source, s.Timestamp.Time, s.WindowSeconds), e.Normalization)
+			now.Sub(s.Received.Time).Round(time.Second), Describe(s.Source, s.Timestamp.Time, s.WindowSeconds), safetext.Line(e.Normalization))
 		if s.Omitted > 0 {
 			fmt.Fprintf(tw, "The scheduler's status leaves out the scores of %d lower-ranked nodes.\n", s.Omitted)
 		}
 	default:
-		fmt.Fprintf(tw, "Simulation: none (%s); normalization %s.\n", safetext.Line(e.SimulatorError), e.Normalization)
+		fmt.Fprintf(tw, "Simulation: none (%s); normalization %s.\n", safetext.Line(e.SimulatorError), safetext.Line(e.Normalization))
 	}
 	fmt.Fprintln(tw)
 	// The metrics behind the scores, when the simulation gave any.
@@ -79,7 +80,7 @@ func Print(w io.Writer, e *output.Explanation, now time.Time) error {
 		if withMetrics {
 			score += "\t" + metric(r.LatencyMs, "%.2f ms", 1) + "\t" + metric(r.BandwidthMbps, "%.1f Mbit/s", 1) + "\t" + metric(r.PacketLoss, "%.1f%%", 100)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Node, r.Filter, score, normalized, rank, pod, safetext.Line(reason))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", safetext.Line(r.Node), r.Filter, score, normalized, rank, pod, safetext.Line(reason))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

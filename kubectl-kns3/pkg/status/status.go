@@ -23,11 +23,12 @@ import (
 	"kns3.dev/kns3/kubectl-kns3/pkg/explain"
 	"kns3.dev/kns3/kubectl-kns3/pkg/safetext"
 	schedstatus "kns3.dev/kns3/scheduler/apis/status"
+	"kns3.dev/kns3/scheduler/plugins/customscore/score"
 )
 
 // Build summarizes in, at now, with its placement events.
 func Build(in *installclient.Install, events []v1.Event, now time.Time) *output.Status {
-	s := &output.Status{Install: string(in.Kind), Namespace: in.Namespace, PodsError: in.PodsError, Ignored: in.Ignored, StatusError: in.StatusError}
+	s := &output.Status{Install: string(in.Kind), Namespace: in.Namespace, PodsError: errText(in.PodsErr), Ignored: in.Ignored, StatusError: errText(in.StatusErr)}
 	for _, p := range in.Pods {
 		s.Pods = append(s.Pods, output.SchedulerPod{
 			Namespace: p.Pod.Namespace, Name: p.Pod.Name, Node: p.Pod.Spec.NodeName, Phase: string(p.Pod.Status.Phase),
@@ -62,8 +63,8 @@ func profileOf(doc schedstatus.ProfileStatus, now time.Time) output.Profile {
 	for _, d := range doc.Drift {
 		p.Drift = append(p.Drift, output.DriftedPod{
 			Namespace: d.Namespace, Name: d.Name, Node: d.Node,
-			ScoreThen: float64(d.MilliThen) / 1000, ScoreNow: float64(d.MilliNow) / 1000,
-			Best: d.Best, BestScore: float64(d.MilliBest) / 1000, Since: metav1.NewTime(d.Since),
+			ScoreThen: score.Float(d.MilliThen), ScoreNow: score.Float(d.MilliNow),
+			Best: d.Best, BestScore: score.Float(d.MilliBest), Since: metav1.NewTime(d.Since),
 		})
 	}
 	p.DriftOmitted = doc.DriftOmitted
@@ -81,7 +82,8 @@ func Placements(events []v1.Event) []output.Placement {
 }
 
 // Print writes s for a person, at now: a table per part, each aligned on
-// its own. Text from the cluster and the simulator is escaped.
+// its own. Every text from the cluster, the published status and the
+// simulator is escaped.
 func Print(w io.Writer, s *output.Status, now time.Time) error {
 	ago := func(t metav1.Time) string { return now.Sub(t.Time).Round(time.Second).String() + " ago" }
 	fmt.Fprintf(w, "KNS-3 install: %s, namespace %s.\n\n", s.Install, s.Namespace)
@@ -94,7 +96,8 @@ func Print(w io.Writer, s *output.Status, now time.Time) error {
 		tw := printers.GetNewTabWriter(w)
 		fmt.Fprintln(tw, "SCHEDULER POD\tNODE\tSCHEDULER\tSIMULATOR\tRESTARTS\tPUBLISHING")
 		for _, p := range s.Pods {
-			fmt.Fprintf(tw, "%s/%s\t%s\t%s\t%s\t%d\t%s\n", p.Namespace, p.Name, p.Node, readiness(p.SchedulerReady), readiness(p.SimulatorReady), p.Restarts, yes(p.Publishing))
+			fmt.Fprintf(tw, "%s/%s\t%s\t%s\t%s\t%d\t%s\n", safetext.Line(p.Namespace), safetext.Line(p.Name), safetext.Line(p.Node),
+				readiness(p.SchedulerReady), readiness(p.SimulatorReady), p.Restarts, yes(p.Publishing))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -115,7 +118,8 @@ func Print(w io.Writer, s *output.Status, now time.Time) error {
 			if p.Stale {
 				published += " (stale: the scheduler stopped publishing)"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\n", safetext.Line(p.Name), p.RefreshMode, breaker, p.ScoredCycles, p.FallbacksTotal, reasons(p.Fallbacks), published)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\n", safetext.Line(p.Name), safetext.Line(p.RefreshMode), safetext.Line(breaker),
+				p.ScoredCycles, p.FallbacksTotal, reasons(p.Fallbacks), published)
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -136,7 +140,7 @@ func Print(w io.Writer, s *output.Status, now time.Time) error {
 	tw := printers.GetNewTabWriter(w)
 	fmt.Fprintln(tw, "LAST PLACEMENTS\tAGE\tPLACEMENT")
 	for _, p := range s.Placements {
-		fmt.Fprintf(tw, "%s/%s\t%s\t%s\n", p.Namespace, p.Pod, now.Sub(p.Time.Time).Round(time.Second), safetext.Line(p.Message))
+		fmt.Fprintf(tw, "%s/%s\t%s\t%s\n", safetext.Line(p.Namespace), safetext.Line(p.Pod), now.Sub(p.Time.Time).Round(time.Second), safetext.Line(p.Message))
 	}
 	return tw.Flush()
 }
@@ -187,6 +191,14 @@ func simulatorLine(s output.SimulatorStatus, ago func(metav1.Time) string) strin
 	}
 	return fmt.Sprintf("%s; newest simulation received %s: %s, %d nodes scored.", out, ago(s.Received),
 		explain.Describe(s.Source, s.Timestamp.Time, s.WindowSeconds), s.Nodes)
+}
+
+// errText is err's text, "" for nil.
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }
 
 func readiness(ready bool) string {

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"kns3.dev/kns3/installclient"
+	output "kns3.dev/kns3/kubectl-kns3/pkg/apis/output/v1alpha1"
 	schedstatus "kns3.dev/kns3/scheduler/apis/status"
 )
 
@@ -108,5 +109,29 @@ func TestPrintDrift(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), "Drifted pods: none") {
 		t.Errorf("without drift:\n%s", b.String())
+	}
+}
+
+// Print escapes every field it did not write: the pods table, the
+// document's mode and breaker, the placements' namespace and pod.
+func TestPrintEscapesEveryField(t *testing.T) {
+	now := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	s := &output.Status{Install: "second-scheduler", Namespace: "kns-3-system",
+		Pods: []output.SchedulerPod{{Namespace: "kns-3-system", Name: "p\x1b[2J", Node: "n\x07", SchedulerReady: true}},
+		Profiles: []output.Profile{{Name: "kns-3-scheduler", RefreshMode: "Per\x1b[2JCycle", Breaker: "open\x07",
+			Published: metav1.NewTime(now), Fallbacks: map[string]int64{}}},
+		Placements: []output.Placement{{Time: metav1.NewTime(now), Namespace: "ns\x1b]0;x\x07", Pod: "web\x1b[2J", Message: "m"}},
+	}
+	var out bytes.Buffer
+	if err := Print(&out, s, now); err != nil {
+		t.Fatal(err)
+	}
+	if strings.ContainsAny(out.String(), "\x1b\x07") {
+		t.Errorf("output holds a control character:\n%q", out.String())
+	}
+	for _, want := range []string{"kns-3-system/p^[[2J", "Per^[[2JCycle", `open\x07`, `ns^[]0;x\x07/web^[[2J`} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
 	}
 }

@@ -6,8 +6,8 @@
 // (get on that one ConfigMap), so they need no access to the pod: no
 // port-forward, no credentials sent to it.
 //
-// The package holds only types and names, so that readers do not link the
-// scheduler.
+// The package holds only types, names and the one rule readers share for
+// a simulation's window, so that readers do not link the scheduler.
 package status
 
 import (
@@ -137,6 +137,28 @@ type Simulation struct {
 	// they were all left out to keep the document bounded.
 	Metrics        map[string]NodeMetrics `json:"metrics,omitempty"`
 	MetricsOmitted bool                   `json:"metricsOmitted,omitempty"`
+}
+
+// DefaultWindow is the window a reader assumes of a simulation that names
+// none; MaxWindow the longest it takes of one that names one: a longer one
+// would keep any simulation fresh.
+const (
+	DefaultWindow = 30 * time.Second
+	MaxWindow     = time.Hour
+)
+
+// Window is the span a simulation's numbers were sampled over, as its
+// readers take it: windowSeconds, DefaultWindow when it is not positive,
+// at most MaxWindow (compared in seconds: a Duration overflows past 292
+// years).
+func Window(windowSeconds int) time.Duration {
+	switch {
+	case windowSeconds <= 0:
+		return DefaultWindow
+	case windowSeconds >= int(MaxWindow/time.Second):
+		return MaxWindow
+	}
+	return time.Duration(windowSeconds) * time.Second
 }
 
 // NodeMetrics are a node's metrics in an answer; nil is unknown.

@@ -5,15 +5,18 @@ package custombind
 
 import (
 	"context"
+	"slices"
+	"sync"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 
 	"kns3.dev/kns3/scheduler/apis/status"
-	"kns3.dev/kns3/scheduler/plugins/customscore"
+	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
 )
 
 // Name is the name of the plugin used in the plugin registry and configurations.
@@ -35,13 +38,24 @@ type CustomBind struct {
 	// recorder is the profile's event recorder (the framework's, reporting
 	// as the profile's scheduler name); nil without a handle.
 	recorder events.EventRecorderLogger
+	handle   fwk.Handle
+	// scores says whether the profile runs CustomScorePlugin's PreScore,
+	// read once from the framework at the first binding.
+	scoresOnce sync.Once
+	scores     bool
+}
+
+// pluginLister is the scheduler's framework, which lists each extension
+// point's plugins once it is built (after the plugins are made).
+type pluginLister interface {
+	ListPlugins() *config.Plugins
 }
 
 var _ fwk.PostBindPlugin = &CustomBind{}
 
 // New initializes the plugin. It takes no arguments.
 func New(_ context.Context, _ runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
-	pl := &CustomBind{}
+	pl := &CustomBind{handle: h}
 	if h != nil {
 		pl.recorder = h.EventRecorder()
 	}
@@ -51,13 +65,32 @@ func New(_ context.Context, _ runtime.Object, h fwk.Handle) (fwk.Plugin, error) 
 // Name returns the name of the plugin.
 func (pl *CustomBind) Name() string { return Name }
 
+// profileScores reports whether the profile runs CustomScorePlugin's
+// PreScore; true when the handle cannot tell (a test's).
+func (pl *CustomBind) profileScores() bool {
+	pl.scoresOnce.Do(func() {
+		pl.scores = true
+		if l, ok := pl.handle.(pluginLister); ok {
+			if ps := l.ListPlugins(); ps != nil {
+				pl.scores = slices.ContainsFunc(ps.PreScore.Enabled, func(p config.Plugin) bool { return p.Name == placement.ScorePlugin })
+			}
+		}
+	})
+	return pl.scores
+}
+
 // PostBind logs the binding at verbosity 1, structured with pod and node,
 // and records the placement event: the node's simulator score and rank
 // among the feasible nodes and the best alternative, from the scheduling
 // cycle's state, or why the cycle fell back. One event per bound pod.
 func (pl *CustomBind) PostBind(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodeName string) {
 	logger := klog.FromContext(ctx)
-	p := customscore.PlacementOf(state, pod, nodeName)
+	p := placement.FromCycleState(state, pod, nodeName)
+	if p.Fallback == placement.FallbackSingleNode && !pl.profileScores() {
+		// No cycle of this profile holds network scores: saying the node
+		// was the only feasible one would be a guess.
+		p.Fallback = placement.FallbackNoScorePlugin
+	}
 	logger.V(1).Info(Message, "pod", klog.KObj(pod), "node", nodeName, "placement", p.Message())
 	if pl.recorder != nil {
 		pl.recorder.WithLogger(logger).Eventf(pod, nil, v1.EventTypeNormal, EventReason, EventAction, "%s", p.Message())

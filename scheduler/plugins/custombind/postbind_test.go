@@ -11,8 +11,11 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/textlogger"
 	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	st "k8s.io/kubernetes/pkg/scheduler/testing"
+
+	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
 )
 
 // recorderHandle is a framework handle that has only an event recorder.
@@ -80,5 +83,65 @@ func TestPostBindRecordsOnePlacementEvent(t *testing.T) {
 		if !strings.HasPrefix(e, want) {
 			t.Errorf("event %q, want prefix %q", e, want)
 		}
+	}
+}
+
+// TestPostBindReadsTheScoringCycle: the event says what the cycle state
+// holds, as CustomScorePlugin's PreScore wrote it.
+func TestPostBindReadsTheScoringCycle(t *testing.T) {
+	recorder := events.NewFakeRecorder(1)
+	ctx := context.Background()
+	pl, err := New(ctx, nil, recorderHandle{recorder: recorder})
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := framework.NewCycleState()
+	placement.Write(state, &placement.Cycle{Feasible: []string{"node-a", "node-b"}, Scores: map[string]int64{"node-a": 400, "node-b": 900}})
+	pl.(fwk.PostBindPlugin).PostBind(ctx, state, st.MakePod().Namespace("ns").Name("web-0").Obj(), "node-a")
+	want := placement.NetworkAwarePrefix + "node-a has simulator score 0.400, rank 2 of 2 feasible nodes; best alternative node-b (0.900)"
+	if e := <-recorder.Events; !strings.HasSuffix(e, want) {
+		t.Errorf("event %q, want it to end %q", e, want)
+	}
+}
+
+// listingHandle is a framework handle with an event recorder that lists
+// its profile's plugins, as the scheduler's framework does.
+type listingHandle struct {
+	recorderHandle
+	preScore []string
+}
+
+func (h listingHandle) ListPlugins() *config.Plugins {
+	var ps config.Plugins
+	for _, n := range h.preScore {
+		ps.PreScore.Enabled = append(ps.PreScore.Enabled, config.Plugin{Name: n})
+	}
+	return &ps
+}
+
+// TestPostBindInAProfileWithoutTheScorePlugin: without CustomScorePlugin
+// the cycle never holds its state, so the event must not claim the node
+// was the only feasible one; with it, an empty state still means so.
+func TestPostBindInAProfileWithoutTheScorePlugin(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		preScore []string
+		want     string
+	}{
+		{"without CustomScorePlugin", []string{"TaintToleration"}, "Not ranked (no_score_plugin): node-a chosen by a profile that does not score with CustomScorePlugin"},
+		{"with CustomScorePlugin", []string{"TaintToleration", "CustomScorePlugin"}, "Not ranked (single_node): node-a was the only feasible node"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			recorder := events.NewFakeRecorder(1)
+			ctx := context.Background()
+			pl, err := New(ctx, nil, listingHandle{recorderHandle{recorder: recorder}, tc.preScore})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pl.(fwk.PostBindPlugin).PostBind(ctx, framework.NewCycleState(), st.MakePod().Namespace("ns").Name("web-0").Obj(), "node-a")
+			if e := <-recorder.Events; !strings.Contains(e, tc.want) {
+				t.Errorf("event %q, want it to contain %q", e, tc.want)
+			}
+		})
 	}
 }

@@ -5,12 +5,13 @@ package customfilter
 
 import (
 	"context"
+	"fmt"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
-	"k8s.io/kubernetes/pkg/scheduler/util"
 )
 
 // Name is the name of the plugin used in the plugin registry and configurations.
@@ -104,7 +105,7 @@ func (pl *CustomFilter) EventsToRegister(_ context.Context) ([]fwk.ClusterEventW
 // isSchedulableAfterPodChange queues the pod when it no longer asks for a
 // rigorous node: only that annotation of the pod matters to this filter.
 func (pl *CustomFilter) isSchedulableAfterPodChange(logger klog.Logger, pod *v1.Pod, oldObj, newObj interface{}) (fwk.QueueingHint, error) {
-	oldPod, newPod, err := util.As[*v1.Pod](oldObj, newObj)
+	oldPod, newPod, err := as[*v1.Pod](oldObj, newObj)
 	if err != nil {
 		return fwk.Queue, err
 	}
@@ -118,7 +119,7 @@ func (pl *CustomFilter) isSchedulableAfterPodChange(logger klog.Logger, pod *v1.
 // isSchedulableAfterNodeChange queues the pod only when the changed node now
 // passes this filter and did not before (or is new).
 func (pl *CustomFilter) isSchedulableAfterNodeChange(logger klog.Logger, pod *v1.Pod, oldObj, newObj interface{}) (fwk.QueueingHint, error) {
-	oldNode, newNode, err := util.As[*v1.Node](oldObj, newObj)
+	oldNode, newNode, err := as[*v1.Node](oldObj, newObj)
 	if err != nil {
 		return fwk.Queue, err
 	}
@@ -132,4 +133,28 @@ func (pl *CustomFilter) isSchedulableAfterNodeChange(logger klog.Logger, pod *v1
 	}
 	logger.V(5).Info("Node now passes the filter, pod may be schedulable", "plugin", Name, "pod", klog.KObj(pod), "node", klog.KObj(newNode))
 	return fwk.Queue, nil
+}
+
+// as converts a queueing hint's objects to T, unwrapping a deleted object
+// whose final state is unknown; a nil object stays T's zero value. It is
+// upstream's util.As, here so that the readers of Rejection (kubectl kns3)
+// do not link k8s.io/kubernetes and its feature gates.
+func as[T any](oldObj, newObj any) (T, T, error) {
+	var oldT, newT T
+	if newObj != nil {
+		var ok bool
+		if newT, ok = newObj.(T); !ok {
+			return oldT, newT, fmt.Errorf("expected %T, but got %T", newT, newObj)
+		}
+	}
+	if oldObj != nil {
+		if d, ok := oldObj.(cache.DeletedFinalStateUnknown); ok {
+			oldObj = d.Obj
+		}
+		var ok bool
+		if oldT, ok = oldObj.(T); !ok {
+			return oldT, newT, fmt.Errorf("expected %T, but got %T", oldT, oldObj)
+		}
+	}
+	return oldT, newT, nil
 }

@@ -1,13 +1,16 @@
 package customfilter
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/cache"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	st "k8s.io/kubernetes/pkg/scheduler/testing"
+	"k8s.io/kubernetes/pkg/scheduler/util"
 	"k8s.io/kubernetes/test/utils/ktesting"
 )
 
@@ -156,5 +159,32 @@ func TestSignPod(t *testing.T) {
 	other := withAnnotation(st.MakePod().Name("other").Obj(), AnnotationQoS, ValueRigorous)
 	if !cmp.Equal(sign(rigorousPod), sign(other)) {
 		t.Error("two rigorous pods must share a signature")
+	}
+}
+
+// TestAsMatchesUpstream holds the local as to upstream's util.As, which
+// the queueing hints used before: same values, same errors.
+func TestAsMatchesUpstream(t *testing.T) {
+	n1, n2 := node(nil), node(map[string]string{"zone": "a"})
+	for _, tc := range []struct {
+		name     string
+		old, new any
+	}{
+		{"both", n1, n2},
+		{"added", nil, n2},
+		{"deleted", n1, nil},
+		{"deleted, final state unknown", cache.DeletedFinalStateUnknown{Key: "n", Obj: n1}, n2},
+		{"neither", nil, nil},
+		{"new of another type", n1, "a string"},
+		{"old of another type", plainPod, n2},
+		{"final state of another type", cache.DeletedFinalStateUnknown{Key: "n", Obj: plainPod}, n2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			gotOld, gotNew, gotErr := as[*v1.Node](tc.old, tc.new)
+			wantOld, wantNew, wantErr := util.As[*v1.Node](tc.old, tc.new)
+			if gotOld != wantOld || gotNew != wantNew || fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
+				t.Errorf("as = %p, %p, %v; util.As = %p, %p, %v", gotOld, gotNew, gotErr, wantOld, wantNew, wantErr)
+			}
+		})
 	}
 }

@@ -8,6 +8,8 @@ import (
 
 	"k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/legacyregistry"
+
+	"kns3.dev/kns3/scheduler/plugins/customscore/breaker"
 )
 
 const metricsSubsystem = "kns3_simulator"
@@ -98,7 +100,6 @@ type profileMetrics struct {
 	profile string
 
 	scoredCycles atomic.Int64
-	breakerOpen  atomic.Bool
 	mu           sync.Mutex
 	fallbacks    map[string]int64
 }
@@ -130,9 +131,8 @@ func (m *profileMetrics) scored() {
 	m.scoredCycles.Add(1)
 }
 
-func (m *profileMetrics) breakerState(s breakerState) {
+func (m *profileMetrics) breakerState(s breaker.State) {
 	BreakerState.WithLabelValues(m.profile).Set(float64(s))
-	m.breakerOpen.Store(s == breakerOpen)
 }
 
 // counts are the instance's scored cycles and fallbacks by reason since it

@@ -2,6 +2,7 @@ package customscore
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"sync/atomic"
 	"testing"
@@ -9,7 +10,10 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/component-base/metrics/testutil"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+	st "k8s.io/kubernetes/pkg/scheduler/testing"
 
+	"kns3.dev/kns3/scheduler/plugins/customscore/breaker"
 	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
 	"kns3.dev/kns3/scheduler/plugins/customscore/simclient"
 )
@@ -82,7 +86,7 @@ func TestHangingSimulatorCostsOneCycle(t *testing.T) {
 	// The first cycle waits for its 3 attempts to time out; the breaker
 	// opens at once, under its threshold of 3.
 	scoreCycle(t, pl, nodes)
-	if g := gauge(t); g == float64(breakerClosed) {
+	if g := gauge(t); g == float64(breaker.Closed) {
 		t.Fatal("breaker still closed after a timed-out cycle")
 	}
 	for range 5 {
@@ -101,7 +105,7 @@ func TestHangingSimulatorCostsOneCycle(t *testing.T) {
 	before := s.calls.Load()
 	eventually(t, "the prober keeps asking", func() bool { return s.calls.Load() > before+2 })
 	s.mode.Store(serveGood)
-	eventually(t, "the breaker closes", func() bool { return gauge(t) == float64(breakerClosed) })
+	eventually(t, "the breaker closes", func() bool { return gauge(t) == float64(breaker.Closed) })
 	if raw, _ := scoreCycle(t, pl, nodes); raw["n1"] != 900 {
 		t.Errorf("after recovery raw scores %v, want n1 900", raw)
 	}
@@ -117,15 +121,15 @@ func TestFastFailuresOpenAtThreshold(t *testing.T) {
 	t.Cleanup(func() { _ = pl.Close() })
 	nodes := nodeInfos("n1", "n2")
 	scoreCycle(t, pl, nodes)
-	if g := gauge(t); g != float64(breakerClosed) {
+	if g := gauge(t); g != float64(breaker.Closed) {
 		t.Fatalf("breaker_state %v after 1 fast failure, want closed", g)
 	}
 	scoreCycle(t, pl, nodes)
-	if g := gauge(t); g == float64(breakerClosed) {
+	if g := gauge(t); g == float64(breaker.Closed) {
 		t.Fatal("breaker still closed after 2 fast failures")
 	}
 	eventually(t, "the prober asks", func() bool { return s.calls.Load() > 2 })
-	if g := gauge(t); g == float64(breakerClosed) {
+	if g := gauge(t); g == float64(breaker.Closed) {
 		t.Fatal("a failed probe closed the breaker")
 	}
 }
@@ -133,25 +137,26 @@ func TestFastFailuresOpenAtThreshold(t *testing.T) {
 // Answers slower than breakerLatencyBudget are used, but count against the
 // breaker: in one process every cycle of every profile waits for them. The
 // breaker opens at the threshold, no slow probe closes it, and the first
-// probe within budget does.
+// probe within budget does. (Answers far over the budget open it at once:
+// TestFarOverBudgetOpensTheBreakerAtOnce; these stay under twice it.)
 func TestSlowAnswersOpenTheBreaker(t *testing.T) {
 	var delay atomic.Int64
-	delay.Store(int64(60 * time.Millisecond))
+	delay.Store(int64(250 * time.Millisecond))
 	srv, calls := countingServer(t, func(_ int32, w http.ResponseWriter, _ *http.Request) {
 		time.Sleep(time.Duration(delay.Load()))
 		_, _ = w.Write([]byte(goodBody))
 	})
-	pl := newTestPlugin(t, srv.URL, "retries: 0\nbreakerFailureThreshold: 3\nbreakerLatencyBudget: 20ms")
+	pl := newTestPlugin(t, srv.URL, "retries: 0\nbreakerFailureThreshold: 3\nbreakerLatencyBudget: 200ms")
 	nodes := nodeInfos("n1", "n2")
 	for i := range 3 {
-		if g := gauge(t); g != float64(breakerClosed) {
+		if g := gauge(t); g != float64(breaker.Closed) {
 			t.Fatalf("breaker open after %d slow cycles, want it closed until 3", i)
 		}
 		if raw, _ := scoreCycle(t, pl, nodes); raw["n1"] != 900 {
 			t.Fatalf("slow cycle %d scored n1 %d, want 900: a slow answer is still used", i+1, raw["n1"])
 		}
 	}
-	if g := gauge(t); g != float64(breakerOpen) {
+	if g := gauge(t); g != float64(breaker.Open) {
 		t.Fatalf("breaker state %v after 3 slow cycles, want open", g)
 	}
 	open := fallbacks(t, placement.FallbackBreakerOpen)
@@ -164,11 +169,11 @@ func TestSlowAnswersOpenTheBreaker(t *testing.T) {
 	// Slow probes answer but leave it open.
 	asked := calls.Load()
 	eventually(t, "the prober asks twice", func() bool { return calls.Load() >= asked+2 })
-	if g := gauge(t); g != float64(breakerOpen) {
+	if g := gauge(t); g != float64(breaker.Open) {
 		t.Fatal("a probe slower than the budget closed the breaker")
 	}
 	delay.Store(0)
-	eventually(t, "a probe within budget closes the breaker", func() bool { return gauge(t) == float64(breakerClosed) })
+	eventually(t, "a probe within budget closes the breaker", func() bool { return gauge(t) == float64(breaker.Closed) })
 }
 
 // Background mode's cycles never wait for the simulator: they rank with the
@@ -265,18 +270,86 @@ func TestBackgroundKeepsTheNewestAnswer(t *testing.T) {
 	}
 }
 
+// Close returns well within the request timeout, even with requests stuck
+// on a hung simulator: the prober's (PerCycle, breaker open) or the
+// refresh loop's (Background). It bounds Close as T2 bounds recovery.
 func TestCloseStopsThePluginGoroutine(t *testing.T) {
+	const timeout, bound = 9 * time.Second, 2 * time.Second
 	for _, mode := range []string{"PerCycle", "Background"} {
 		t.Run(mode, func(t *testing.T) {
 			s := &switchableServer{}
+			s.mode.Store(serveError)
+			pl := newTestPlugin(t, s.start(t), "timeout: 9s\nretries: 0\nbreakerFailureThreshold: 1\nmaxSimulationAge: 20s\nrefreshMode: "+mode)
+			if mode == "PerCycle" {
+				scoreCycle(t, pl, nodeInfos("n1", "n2")) // fails fast: the breaker opens
+			}
 			s.mode.Store(serveHang)
-			pl := newTestPlugin(t, s.start(t), "timeout: 9s\nmaxSimulationAge: 20s\nrefreshMode: "+mode)
+			before := s.calls.Load()
+			eventually(t, "a request stuck on the hang", func() bool { return s.calls.Load() > before })
+			start := time.Now()
 			done := make(chan struct{})
 			go func() { _ = pl.Close(); close(done) }()
 			select {
 			case <-done:
-			case <-time.After(10 * time.Second):
-				t.Fatal("Close did not return")
+				t.Logf("Close returned in %s", time.Since(start).Round(time.Millisecond))
+			case <-time.After(bound):
+				t.Fatalf("Close did not return within %s, with requests that may wait %s", bound, timeout)
+			}
+		})
+	}
+}
+
+// A cycle whose context ends while it pauses between attempts says
+// nothing about the simulator: the breaker stays closed, and the next
+// cycle asks the simulator again.
+func TestCancelledCycleLeavesTheBreakerClosed(t *testing.T) {
+	s := &switchableServer{}
+	s.mode.Store(serveError)
+	pl := newTestPlugin(t, s.start(t), "retries: 1\nretryDelay: 1s\nbreakerFailureThreshold: 5")
+	ctx, cancel := context.WithCancel(t.Context())
+	time.AfterFunc(100*time.Millisecond, cancel) // during the 1s pause after the first attempt
+	pl.PreScore(ctx, framework.NewCycleState(), st.MakePod().Name("p").Obj(), nodeInfos("n1", "n2"))
+	if g := gauge(t); g != float64(breaker.Closed) {
+		t.Fatalf("breaker_state %v after a cycle cancelled in its retry pause, want closed", g)
+	}
+	s.mode.Store(serveGood)
+	if raw, _ := scoreCycle(t, pl, nodeInfos("n1", "n2")); raw["n1"] != 900 {
+		t.Errorf("the next cycle scored n1 %d, want 900 from the simulator", raw["n1"])
+	}
+}
+
+// Background mode ages a simulation by what it describes too: an answer
+// that arrives fresh but whose own timestamp, plus its window, is older
+// than maxSimulationAge is not used.
+func TestBackgroundAgesByTheSimulatorsTimestamp(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		sampled time.Duration // before now
+		window  int
+		want    int64 // n1's raw score
+	}{
+		{"sampled an hour ago", time.Hour, 30, 0},
+		{"sampled now", 0, 30, 900},
+		{"stamped at the start of the current window", 25 * time.Second, 30, 900},
+		{"no window given: 30s assumed", 25 * time.Second, 0, 900},
+		{"stamped two windows ago", 61 * time.Second, 30, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			stamp := time.Now().Add(-tc.sampled).UTC().Format(time.RFC3339)
+			body := fmt.Sprintf(`{"results":{"n1":{"score":0.9},"n2":{"score":0.1}},"timestamp":%q,"window_seconds":%d}`, stamp, tc.window)
+			srv, _ := countingServer(t, func(_ int32, w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(body)) })
+			pl := newTestPlugin(t, srv.URL, "timeout: 100ms\nrefreshMode: Background\nrefreshInterval: 10ms\nmaxSimulationAge: 2s")
+			eventually(t, "an answer taken", func() bool {
+				pl.source.(*background).mu.Lock()
+				defer pl.source.(*background).mu.Unlock()
+				return pl.source.(*background).latest != nil
+			})
+			stale := fallbacks(t, placement.FallbackStale)
+			if raw, _ := scoreCycle(t, pl, nodeInfos("n1", "n2")); raw["n1"] != tc.want {
+				t.Errorf("n1 scored %d, want %d", raw["n1"], tc.want)
+			}
+			if grew := fallbacks(t, placement.FallbackStale) > stale; grew != (tc.want == 0) {
+				t.Errorf("stale fallbacks grew: %t, want %t", grew, tc.want == 0)
 			}
 		})
 	}

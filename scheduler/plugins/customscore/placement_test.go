@@ -37,8 +37,8 @@ func TestPlacementFromPreScore(t *testing.T) {
 			pl := newTestPlugin(t, srv.URL, "retries: 0")
 			state := framework.NewCycleState()
 			pl.PreScore(t.Context(), state, st.MakePod().Name("p").Obj(), nodeInfos("n1", "n2"))
-			if got := PlacementOf(state, nil, "n2"); got != tc.want {
-				t.Errorf("PlacementOf = %+v, want %+v", got, tc.want)
+			if got := placement.FromCycleState(state, nil, "n2"); got != tc.want {
+				t.Errorf("FromCycleState = %+v, want %+v", got, tc.want)
 			}
 		})
 	}
@@ -46,12 +46,17 @@ func TestPlacementFromPreScore(t *testing.T) {
 
 func TestPlacementWithoutPreScore(t *testing.T) {
 	pod := st.MakePod().Name("p").Obj()
-	if got := PlacementOf(framework.NewCycleState(), pod, "a"); got.Fallback != placement.FallbackSingleNode {
-		t.Errorf("PlacementOf an unscored cycle = %+v, want %s", got, placement.FallbackSingleNode)
+	if got := placement.FromCycleState(framework.NewCycleState(), pod, "a"); got.Fallback != placement.FallbackSingleNode {
+		t.Errorf("FromCycleState an unscored cycle = %+v, want %s", got, placement.FallbackSingleNode)
 	}
-	if got := PlacementOf(nil, pod, "a"); got.Fallback != placement.FallbackSingleNode {
-		t.Errorf("PlacementOf without state = %+v, want %s", got, placement.FallbackSingleNode)
+	if got := placement.FromCycleState(nil, pod, "a"); got.Fallback != placement.FallbackSingleNode {
+		t.Errorf("FromCycleState without state = %+v, want %s", got, placement.FallbackSingleNode)
 	}
 }
 
-var _ fwk.StateData = &cycleState{}
+// The key names the plugin, as upstream's keys do.
+func TestStateKeyNamesThePlugin(t *testing.T) {
+	if want := fwk.StateKey(Name + "/simulation"); placement.StateKey != want {
+		t.Errorf("placement.StateKey = %q, want %q", placement.StateKey, want)
+	}
+}

@@ -2,36 +2,38 @@
 // network simulator's scores: PreScore takes the cycle's simulation from
 // its source (asked in the cycle, or kept by a background loop), Score
 // reads a node's score × 1000, NormalizeScore maps the scores onto 0–100.
-// The simulator client is simclient; what a cycle says about a placement,
-// and the arithmetic of scores, is placement.
+// The simulator client is simclient; the arithmetic of scores is score;
+// what a cycle says about a placement is placement; the status it publishes is
+// written by publish, with the drifted pods drift lists. status.go is
+// where the plugin's state becomes that status.
 package customscore
 
 import (
 	"context"
-	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
+	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 
 	apiconfig "kns3.dev/kns3/scheduler/apis/config"
 	"kns3.dev/kns3/scheduler/apis/status"
+	"kns3.dev/kns3/scheduler/plugins/customscore/breaker"
+	"kns3.dev/kns3/scheduler/plugins/customscore/drift"
+	"kns3.dev/kns3/scheduler/plugins/customscore/internal/schedconfig"
 	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
+	"kns3.dev/kns3/scheduler/plugins/customscore/publish"
+	"kns3.dev/kns3/scheduler/plugins/customscore/score"
 	"kns3.dev/kns3/scheduler/plugins/customscore/simclient"
 )
 
 // Name is the name of the plugin used in the plugin registry and configurations.
-const Name = "CustomScorePlugin"
-
-// stateKey is where PreScore leaves the cycle's simulation for Score.
-const stateKey fwk.StateKey = Name + "/simulation"
+const Name = placement.ScorePlugin
 
 // maxLoggedNodes bounds the node names quoted in one log line.
 const maxLoggedNodes = 10
@@ -45,12 +47,17 @@ type CustomScore struct {
 	metrics  *profileMetrics
 	client   *simclient.Client
 	source   source
+	// breaker is the source's circuit breaker, nil for a source without one.
+	breaker breakerReporter
 	// absolute keeps the simulator's scale in NormalizeScore instead of
 	// stretching the cycle's scores onto 0-100.
 	absolute bool
 	// drift lists the running pods whose node has drifted, in the
 	// published status; nil when off or without informers.
-	drift *driftTracker
+	drift *drift.Tracker
+	// nodes are the cluster's, whose scores alone the status names; nil
+	// without informers.
+	nodes corelisters.NodeLister
 	// stop ends the plugin's goroutines; wg waits for them.
 	stop context.CancelFunc
 	wg   sync.WaitGroup
@@ -80,65 +87,28 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 	}
 	m := newProfileMetrics(profile)
 	logger := klog.FromContext(ctx).WithValues("plugin", Name, "profile", profile)
-	base, _ := url.Parse(args.SimulatorURL) // validated
-	simulate := base.JoinPath("simulate")
-	shown := simulate.Redacted()
-	client := simclient.New(simclient.Options{
-		URL: simulate.String(), ShownURL: shown, Timeout: args.Timeout.Duration,
-		RetryDelay: args.RetryDelay.Duration, MaxBodyBytes: args.MaxBodyBytes,
-	}, m)
-	pl := &CustomScore{
-		args:     args,
-		shownURL: shown,
-		metrics:  m,
-		client:   client,
-		absolute: args.Normalization == apiconfig.NormalizationAbsolute,
+	pl := &CustomScore{args: args, metrics: m, absolute: args.Normalization == apiconfig.NormalizationAbsolute}
+	pl.client = newClient(args, m)
+	pl.shownURL = pl.client.ShownURL()
+	namespace := os.Getenv(status.NamespaceEnv)
+	publishing := namespace != "" && h != nil && h.ClientSet() != nil
+	idle := time.Duration(0) // the status shows how the simulator is now
+	if publishing {
+		idle = publish.Interval
 	}
-	if args.DriftMarginMilli > 0 && h != nil && h.SharedInformerFactory() != nil {
-		informers := h.SharedInformerFactory().Core().V1()
-		pl.drift = &driftTracker{profile: profile, margin: args.DriftMarginMilli, now: time.Now,
-			pods: informers.Pods().Lister(), nodes: informers.Nodes().Lister(), seen: map[types.UID]*podDrift{}}
-	}
+	m.breakerState(breaker.Closed)
+	pl.source = newSource(args, pl.client, m, logger, idle)
+	pl.breaker, _ = pl.source.(breakerReporter)
+	pl.watchCluster(h, profile)
 	ctx, pl.stop = context.WithCancel(klog.NewContext(ctx, logger))
-	m.breakerState(breakerClosed)
-	if args.RefreshMode == apiconfig.RefreshBackground {
-		interval := args.RefreshInterval.Duration
-		pl.source = &background{
-			poller:  simclient.NewPoller(client, args.Timeout.Duration, interval, interval),
-			maxAge:  args.MaxSimulationAge.Duration,
-			now:     time.Now,
-			metrics: m,
-		}
-	} else {
-		cb := newBreaker(int(args.BreakerFailureThreshold), func(from, to breakerState, failures int) {
-			m.breakerState(to)
-			switch {
-			case to == breakerOpen && from == breakerClosed:
-				logger.Info("Simulator circuit breaker opened: scoring is skipped without calling the simulator, which is probed in the background",
-					"url", shown, "failedCycles", failures, "maxProbePause", args.BreakerCooldown.Duration)
-			case to == breakerClosed:
-				logger.Info("Simulator circuit breaker closed: simulator answers again", "url", shown)
-			}
-		})
-		pl.source = &perCycle{
-			client:        client,
-			metrics:       m,
-			attempts:      int(args.Retries) + 1,
-			timeout:       args.Timeout.Duration,
-			latencyBudget: args.BreakerLatencyBudget.Duration,
-			cb:            cb,
-			prober:        simclient.NewPoller(client, args.Timeout.Duration, 0, args.BreakerCooldown.Duration),
-		}
-	}
 	pl.wg.Go(func() { pl.source.run(ctx) })
-	logger.V(1).Info("Plugin configured", "url", shown, "refreshMode", args.RefreshMode, "timeout", args.Timeout.Duration,
-		"retries", args.Retries, "retryDelay", args.RetryDelay.Duration, "maxBodyBytes", args.MaxBodyBytes,
-		"breakerFailureThreshold", args.BreakerFailureThreshold, "breakerCooldown", args.BreakerCooldown.Duration,
-		"breakerLatencyBudget", args.BreakerLatencyBudget.Duration, "refreshInterval", args.RefreshInterval.Duration,
-		"maxSimulationAge", args.MaxSimulationAge.Duration, "normalization", args.Normalization,
-		"driftMarginMilli", args.DriftMarginMilli)
-	if pub := newPublisher(h, profile, os.Getenv(status.NamespaceEnv), pl.source.keepFresh, pl.statusSource(profile)); pub != nil {
-		pl.wg.Go(func() { pub.run(ctx) })
+	if args.RefreshMode == apiconfig.RefreshPerCycle {
+		pl.wg.Go(func() { warnIfShared(ctx, profile, schedconfig.Running) })
+	}
+	logConfigured(logger, args, pl.shownURL)
+	if publishing {
+		pub := publish.New(h.ClientSet(), namespace, profile, pl.statusSource(profile))
+		pl.wg.Go(func() { pub.Run(ctx) })
 	} else {
 		logger.V(1).Info("Not publishing the plugin's status: the scheduler does not know its pod's namespace",
 			"env", status.NamespaceEnv)
@@ -146,30 +116,52 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 	return pl, nil
 }
 
-// Name returns the name of the plugin.
-func (pl *CustomScore) Name() string { return Name }
-
-// cycleState is the cycle's simulation. It is never written after
-// PreScore, so Clone can share it.
-type cycleState struct {
-	placement.Cycle
+// watchCluster takes the listers the status needs from the framework's
+// informers: the nodes, and the pods when drift is listed. Without
+// informers (a test's handle) the status names every node and lists no
+// drift.
+func (pl *CustomScore) watchCluster(h fwk.Handle, profile string) {
+	if h == nil || h.SharedInformerFactory() == nil {
+		return
+	}
+	informers := h.SharedInformerFactory().Core().V1()
+	pl.nodes = informers.Nodes().Lister()
+	if pl.args.DriftMarginMilli > 0 {
+		pl.drift = drift.New(profile, pl.args.DriftMarginMilli, informers.Pods().Lister(), pl.nodes)
+	}
 }
 
-func (s *cycleState) Clone() fwk.StateData { return s }
+// logConfigured logs every effective arg, at --v=1.
+func logConfigured(logger klog.Logger, args *apiconfig.CustomScorePluginArgs, shown string) {
+	logger.V(1).Info("Plugin configured", "url", shown, "refreshMode", args.RefreshMode, "timeout", args.Timeout.Duration,
+		"retries", args.Retries, "retryDelay", args.RetryDelay.Duration, "maxBodyBytes", args.MaxBodyBytes,
+		"breakerFailureThreshold", args.BreakerFailureThreshold, "breakerCooldown", args.BreakerCooldown.Duration,
+		"breakerLatencyBudget", args.BreakerLatencyBudget.Duration, "refreshInterval", args.RefreshInterval.Duration,
+		"maxSimulationAge", args.MaxSimulationAge.Duration, "normalization", args.Normalization,
+		"driftMarginMilli", args.DriftMarginMilli)
+}
 
-// PlacementOf reads the scheduling cycle's simulation from state (written
-// by PreScore) and places pod on node: what CustomBindPlugin's placement
-// event says. Without PreScore's state, the scheduler did not score.
-func PlacementOf(state fwk.CycleState, pod *v1.Pod, node string) placement.Placement {
-	if state != nil {
-		if data, err := state.Read(stateKey); err == nil {
-			if s, ok := data.(*cycleState); ok {
-				return placement.Of(&s.Cycle, pod, node)
-			}
+// warnIfShared warns, once the scheduler has registered its
+// configuration, when this PerCycle profile shares its process with other
+// profiles: their pods wait behind every cycle that waits for the
+// simulator.
+func warnIfShared(ctx context.Context, profile string, read func() (schedconfig.Config, error)) {
+	cfg, err := schedconfig.Wait(ctx, read, 200*time.Millisecond, time.Minute)
+	var others []string
+	for _, p := range cfg.Profiles {
+		if p.SchedulerName != profile {
+			others = append(others, p.SchedulerName)
 		}
 	}
-	return placement.Of(nil, pod, node)
+	if err == nil && len(others) > 0 {
+		klog.FromContext(ctx).Info("Warning: CustomScorePlugin asks the simulator in every scheduling cycle (refreshMode PerCycle), "+
+			"and this scheduler runs other profiles, whose pods wait behind each such cycle; refreshMode Background never waits",
+			"otherProfiles", others)
+	}
 }
+
+// Name returns the name of the plugin.
+func (pl *CustomScore) Name() string { return Name }
 
 // PreScore gets this cycle's simulation from the source. It never fails
 // the pod: without a simulation, or when the simulation scores no
@@ -179,11 +171,11 @@ func PlacementOf(state fwk.CycleState, pod *v1.Pod, node string) placement.Place
 func (pl *CustomScore) PreScore(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) *fwk.Status {
 	logger := klog.FromContext(ctx)
 	// The state is written fresh every cycle: nothing from an earlier cycle survives.
-	cs := &cycleState{placement.Cycle{Feasible: make([]string, len(nodes))}}
+	cs := &placement.Cycle{Feasible: make([]string, len(nodes))}
 	for i, n := range nodes {
 		cs.Feasible[i] = n.Node().Name
 	}
-	state.Write(stateKey, cs)
+	placement.Write(state, cs)
 
 	sim, fallback := pl.source.simulation(ctx, pod)
 	if sim == nil {
@@ -210,15 +202,11 @@ func (pl *CustomScore) PreScore(ctx context.Context, state fwk.CycleState, pod *
 // Score returns the node's simulator score × 1000, or 0 for a node the
 // simulator did not score.
 func (pl *CustomScore) Score(_ context.Context, state fwk.CycleState, _ *v1.Pod, nodeInfo fwk.NodeInfo) (int64, *fwk.Status) {
-	data, err := state.Read(stateKey)
+	c, err := placement.Read(state)
 	if err != nil {
-		return 0, fwk.AsStatus(fmt.Errorf("reading %q from cycleState: %w", stateKey, err))
+		return 0, fwk.AsStatus(err)
 	}
-	s, ok := data.(*cycleState)
-	if !ok {
-		return 0, fwk.AsStatus(fmt.Errorf("%+v cannot be converted to *cycleState", data))
-	}
-	return s.Scores[nodeInfo.Node().Name], nil
+	return c.Scores[nodeInfo.Node().Name], nil
 }
 
 // Close stops the plugin's goroutines and releases the simulator
@@ -237,9 +225,9 @@ func (pl *CustomScore) Close() error {
 func (pl *CustomScore) ScoreExtensions() fwk.ScoreExtensions { return pl }
 
 // NormalizeScore maps the scores onto [0, MaxNodeScore] as the args'
-// normalization says (placement.Normalize).
+// normalization says (score.Normalize).
 func (pl *CustomScore) NormalizeScore(_ context.Context, _ fwk.CycleState, _ *v1.Pod, scores fwk.NodeScoreList) *fwk.Status {
-	placement.Normalize(scores, pl.absolute)
+	score.Normalize(scores, pl.absolute)
 	return nil
 }
 

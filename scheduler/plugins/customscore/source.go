@@ -2,13 +2,16 @@ package customscore
 
 import (
 	"context"
+	"net/url"
 	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 
+	apiconfig "kns3.dev/kns3/scheduler/apis/config"
 	"kns3.dev/kns3/scheduler/apis/status"
+	"kns3.dev/kns3/scheduler/plugins/customscore/breaker"
 	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
 	"kns3.dev/kns3/scheduler/plugins/customscore/simclient"
 )
@@ -23,13 +26,61 @@ type source interface {
 	// run is the source's own goroutine until ctx ends: the prober of an
 	// open breaker, or the refresh loop.
 	run(ctx context.Context)
-	// breaker is the circuit breaker's state (status.Breaker*), "" for a
-	// source without one.
-	breaker() string
-	// keepFresh asks the simulator once when it was last asked longer
-	// than maxAge ago and the source would not ask by itself.
-	keepFresh(ctx context.Context, maxAge time.Duration)
 }
+
+// newClient returns the client of {args.SimulatorURL}/simulate.
+func newClient(args *apiconfig.CustomScorePluginArgs, m *profileMetrics) *simclient.Client {
+	base, _ := url.Parse(args.SimulatorURL) // validated
+	simulate := base.JoinPath("simulate")
+	return simclient.New(simclient.Options{
+		URL: simulate.String(), ShownURL: simulate.Redacted(), Timeout: args.Timeout.Duration,
+		RetryDelay: args.RetryDelay.Duration, MaxBodyBytes: args.MaxBodyBytes,
+	}, m)
+}
+
+// newSource returns the source args.RefreshMode names, asking through
+// client. idle, when not 0, is how long a PerCycle simulator may go
+// unasked while the status is published (a cycle asks only when more than
+// one node is feasible); Background mode asks every refresh interval
+// anyway.
+func newSource(args *apiconfig.CustomScorePluginArgs, client *simclient.Client, m *profileMetrics, logger klog.Logger, idle time.Duration) source {
+	if args.RefreshMode == apiconfig.RefreshBackground {
+		interval := args.RefreshInterval.Duration
+		return &background{
+			poller:  simclient.NewPoller(client, args.Timeout.Duration, interval, interval),
+			maxAge:  args.MaxSimulationAge.Duration,
+			now:     time.Now,
+			metrics: m,
+		}
+	}
+	shown := client.ShownURL()
+	cb := breaker.New(int(args.BreakerFailureThreshold), func(from, to breaker.State, failures int) {
+		m.breakerState(to)
+		switch {
+		case to == breaker.Open && from == breaker.Closed:
+			logger.Info("Simulator circuit breaker opened: scoring is skipped without calling the simulator, which is probed in the background",
+				"url", shown, "failedCycles", failures, "maxProbePause", args.BreakerCooldown.Duration)
+		case to == breaker.Closed:
+			logger.Info("Simulator circuit breaker closed: simulator answers again", "url", shown)
+		}
+	})
+	return &perCycle{
+		client:        client,
+		metrics:       m,
+		attempts:      int(args.Retries) + 1,
+		timeout:       args.Timeout.Duration,
+		latencyBudget: args.BreakerLatencyBudget.Duration,
+		cb:            cb,
+		prober:        simclient.NewPoller(client, args.Timeout.Duration, 0, args.BreakerCooldown.Duration),
+		idle:          idle,
+	}
+}
+
+// farOverBudget is how many latency budgets a cycle's call may take before
+// it opens the breaker at once, as a timeout does: in one process with
+// other profiles, their pods queued behind the cycle would wait as long
+// again for each further such cycle.
+const farOverBudget = 2
 
 // perCycle asks the simulator in every scheduling cycle, behind a circuit
 // breaker whose prober asks off the cycle while it is open.
@@ -39,90 +90,116 @@ type perCycle struct {
 	attempts      int
 	timeout       time.Duration
 	latencyBudget time.Duration
-	cb            *breaker
+	cb            *breaker.Breaker
 	prober        *simclient.Poller
+	// idle, when not 0, is how long the simulator may go unasked: the
+	// published status should say how it is now.
+	idle time.Duration
 }
 
 func (s *perCycle) simulation(ctx context.Context, pod *v1.Pod) (*simclient.Simulation, string) {
 	logger := klog.FromContext(ctx)
-	if !s.cb.allow() {
+	if !s.cb.Allow() {
 		logger.V(4).Info("Simulator skipped while the circuit breaker is open; scoring skipped", "pod", klog.KObj(pod))
 		return nil, placement.FallbackBreakerOpen
 	}
 	start := time.Now()
-	sim, made, result, err := s.client.Fetch(ctx, s.attempts, s.timeout)
+	sim, out, err := s.client.Fetch(ctx, s.attempts, s.timeout)
 	took := time.Since(start)
-	s.metrics.call(result, took)
+	s.metrics.call(out.Result, took)
 	switch {
+	case err != nil && out.Result == simclient.ResultCanceled:
+		// The cycle ended, not the simulator: nothing for the breaker.
+		logger.V(2).Info("Scheduling cycle ended before the simulator answered; scoring skipped", "pod", klog.KObj(pod), "attempts", out.Attempts, "err", err)
+		return nil, placement.FallbackSimulatorFailed
 	case err != nil:
-		outcome := cycleFailedFast
-		if result == simclient.ResultTimeout {
-			outcome = cycleTimedOut
+		outcome := breaker.FailedFast
+		if out.Result == simclient.ResultTimeout {
+			outcome = breaker.TimedOut
 		}
-		s.cb.record(outcome)
-		logger.Info("Simulator unavailable; scoring skipped for this pod", "pod", klog.KObj(pod), "attempts", made, "err", err)
+		s.cb.Record(outcome)
+		logger.Info("Simulator unavailable; scoring skipped for this pod", "pod", klog.KObj(pod), "attempts", out.Attempts, "err", err)
 		return nil, placement.FallbackSimulatorFailed
 	case took > s.latencyBudget:
-		// Used, but counted: every cycle of every profile waits for it.
-		s.cb.record(cycleSlow)
+		// Used, but counted: every cycle of every profile waits for it, and
+		// one far over the budget costs them as much as a timeout.
+		outcome := breaker.Slow
+		if took > farOverBudget*s.latencyBudget {
+			outcome = breaker.FarOverBudget
+		}
+		s.cb.Record(outcome)
 		logger.V(1).Info("Simulator answered slower than breakerLatencyBudget; counted against the breaker",
 			"pod", klog.KObj(pod), "took", took, "budget", s.latencyBudget)
 	default:
-		s.cb.record(cycleSucceeded)
+		s.cb.Record(breaker.Succeeded)
 	}
 	return sim, ""
 }
 
 // run is the prober: each time the breaker opens it polls the simulator,
 // off the scheduling cycle, until one answer is good and within budget,
-// and closes the breaker. Cycles never wait for a probe.
+// and closes the breaker. Cycles never wait for a probe. While the breaker
+// is closed it keeps an idle simulator's state fresh (keepFresh).
 func (s *perCycle) run(ctx context.Context) {
-	logger := klog.FromContext(ctx)
+	var fresh <-chan time.Time
+	if s.idle > 0 {
+		t := time.NewTicker(s.idle)
+		defer t.Stop()
+		fresh = t.C
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-s.cb.opened:
+		case <-fresh:
+			s.keepFresh(ctx)
+		case <-s.cb.Opened():
+			s.probe(ctx)
 		}
-		start, probes := time.Now(), 0
-		s.prober.Run(ctx, func(r simclient.Result) bool {
-			probes++
-			if r.Err != nil {
-				logger.V(3).Info("Simulator probe failed", "err", r.Err)
-				return false
-			}
-			if r.Took > s.latencyBudget {
-				logger.V(3).Info("Simulator probe answered slower than breakerLatencyBudget; the breaker stays open",
-					"took", r.Took, "budget", s.latencyBudget)
-				return false
-			}
-			s.cb.probeSucceeded()
-			logger.V(1).Info("Simulator probe answered", "probes", probes, "outage", time.Since(start).Round(time.Millisecond))
-			return true
-		}, nil)
 	}
 }
 
-func (s *perCycle) breaker() string {
-	if s.cb.allow() {
+// probe polls until an answer closes the breaker, or ctx ends.
+func (s *perCycle) probe(ctx context.Context) {
+	logger := klog.FromContext(ctx)
+	start, probes := time.Now(), 0
+	s.prober.Run(ctx, func(r simclient.Result) bool {
+		probes++
+		if r.Err != nil {
+			logger.V(3).Info("Simulator probe failed", "err", r.Err)
+			return false
+		}
+		if r.Took > s.latencyBudget {
+			logger.V(3).Info("Simulator probe answered slower than breakerLatencyBudget; the breaker stays open",
+				"took", r.Took, "budget", s.latencyBudget)
+			return false
+		}
+		s.cb.ProbeSucceeded()
+		logger.V(1).Info("Simulator probe answered", "probes", probes, "outage", time.Since(start).Round(time.Millisecond))
+		return true
+	}, nil)
+}
+
+func (s *perCycle) breakerState() string {
+	if s.cb.Allow() {
 		return status.BreakerClosed
 	}
 	return status.BreakerOpen
 }
 
-// keepFresh asks once when no cycle has for maxAge: a cycle asks only when
+// keepFresh asks once when nobody has for idle: a cycle asks only when
 // more than one node is feasible, and the published status (what kubectl
 // kns3 shows) should say how the simulator is now. While the breaker is
 // open its prober asks.
-func (s *perCycle) keepFresh(ctx context.Context, maxAge time.Duration) {
-	if !s.cb.allow() {
+func (s *perCycle) keepFresh(ctx context.Context) {
+	if !s.cb.Allow() {
 		return
 	}
 	seen := s.client.Observed()
-	if time.Since(seen.LastSuccess) < maxAge || time.Since(seen.LastFailure) < maxAge {
+	if time.Since(seen.LastSuccess) < s.idle || time.Since(seen.LastFailure) < s.idle {
 		return
 	}
-	_, _, _, _ = s.client.Fetch(ctx, 1, s.timeout)
+	_, _, _ = s.client.Fetch(ctx, 1, s.timeout)
 }
 
 // background is Background mode's loop: it keeps the newest simulation,
@@ -136,12 +213,19 @@ type background struct {
 	now     func() time.Time
 	metrics *profileMetrics
 
+	// stamped is the last answer taken and until what it describes
+	// (simclient.DescribedUntil), read once per answer; the loop's alone.
+	stamped *simclient.Simulation
+	until   time.Time
+
 	mu sync.Mutex
 	// latest is the newest good simulation, from the request started last
-	// among those that answered; at is when that answer arrived.
-	latest    *simclient.Simulation
-	latestSeq uint64
-	at        time.Time
+	// among those that answered; at is when that answer arrived, and
+	// latestUntil the latest time it describes.
+	latest      *simclient.Simulation
+	latestSeq   uint64
+	at          time.Time
+	latestUntil time.Time
 }
 
 func (b *background) simulation(ctx context.Context, pod *v1.Pod) (*simclient.Simulation, string) {
@@ -171,35 +255,38 @@ func (b *background) run(ctx context.Context) {
 	}, nil)
 }
 
-func (b *background) breaker() string { return "" }
-
-// keepFresh has nothing to do: the loop asks every refresh interval.
-func (b *background) keepFresh(context.Context, time.Duration) {}
-
 // take keeps a good answer unless a request started later has already
 // answered: a late answer to an older request must not replace a newer one.
 func (b *background) take(res simclient.Result) {
 	if res.Err != nil {
 		return
 	}
+	if res.Sim != b.stamped { // a 304 answers with the same one
+		b.stamped, b.until = res.Sim, simclient.DescribedUntil(res.Sim.Body)
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if res.Seq > b.latestSeq {
-		b.latest, b.latestSeq, b.at = res.Sim, res.Seq, b.now()
+		b.latest, b.latestSeq, b.at, b.latestUntil = res.Sim, res.Seq, b.now(), b.until
 	}
 }
 
 // newest returns the newest simulation if it is at most maxAge old, and its
-// age either way (-1 when there is none yet). It never waits.
+// age either way (-1 when there is none yet): since it arrived, or since
+// the end of what it describes when that is longer ago. It never waits.
 func (b *background) newest() (*simclient.Simulation, time.Duration) {
 	b.mu.Lock()
-	sim, at := b.latest, b.at
+	sim, at, until := b.latest, b.at, b.latestUntil
 	b.mu.Unlock()
 	if sim == nil {
 		b.metrics.simulationAge(-1)
 		return nil, -1
 	}
-	age := b.now().Sub(at)
+	now := b.now()
+	age := now.Sub(at)
+	if !until.IsZero() {
+		age = max(age, now.Sub(until))
+	}
 	b.metrics.simulationAge(age)
 	if age > b.maxAge {
 		return nil, age

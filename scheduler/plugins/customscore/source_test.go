@@ -3,7 +3,6 @@ package customscore
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
@@ -26,9 +25,7 @@ func (f *fakeSource) simulation(context.Context, *v1.Pod) (*simclient.Simulation
 	f.asked++
 	return f.sim, f.fallback
 }
-func (f *fakeSource) run(ctx context.Context)                  { <-ctx.Done() }
-func (f *fakeSource) breaker() string                          { return "" }
-func (f *fakeSource) keepFresh(context.Context, time.Duration) {}
+func (f *fakeSource) run(ctx context.Context) { <-ctx.Done() }
 
 // PreScore, Score and NormalizeScore over whatever the source gives, and
 // what the cycle leaves for the placement event.
@@ -89,7 +86,7 @@ func TestCycleFromSource(t *testing.T) {
 				if got := fallbacks(t, tc.wantFallback) - fallbacks0; got != 1 {
 					t.Errorf("fallbacks{reason=%s} grew by %v, want 1", tc.wantFallback, got)
 				}
-				if p := PlacementOf(state, pod, "n1"); p.Fallback != tc.wantFallback || p.Feasible != 2 {
+				if p := placement.FromCycleState(state, pod, "n1"); p.Fallback != tc.wantFallback || p.Feasible != 2 {
 					t.Errorf("placement %+v, want fallback %s among 2 feasible nodes", p, tc.wantFallback)
 				}
 				return
@@ -105,7 +102,7 @@ func TestCycleFromSource(t *testing.T) {
 			if diff := cmp.Diff(tc.wantRaw, raw); diff != "" {
 				t.Errorf("raw scores (-want,+got):\n%s", diff)
 			}
-			if p := PlacementOf(state, pod, "n1"); p.Fallback != "" || p.Rank != 1 {
+			if p := placement.FromCycleState(state, pod, "n1"); p.Fallback != "" || p.Rank != 1 {
 				t.Errorf("placement on n1 %+v, want ranked first", p)
 			}
 		})

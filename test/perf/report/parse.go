@@ -134,7 +134,11 @@ func parseLoad(dir string) (samples, error) {
 			return nil, err
 		}
 		base := strings.TrimSuffix(filepath.Base(file), ".txt")
-		name := base[:strings.LastIndex(base, "-")]
+		i := strings.LastIndex(base, "-")
+		if i < 1 {
+			return nil, fmt.Errorf("load output %s: want a name <scenario>-<run>.txt", file)
+		}
+		name := base[:i]
 		if m := wrkRate.FindSubmatch(raw); m != nil {
 			v, _ := strconv.ParseFloat(string(m[1]), 64)
 			out.add(name+"|rps", v)

@@ -89,3 +89,28 @@ func TestEventSectionJudgesPairedRatios(t *testing.T) {
 		}
 	}
 }
+
+// TestParseLoadNames: a load output not named <scenario>-<run>.txt is an
+// error naming it, not a panic.
+func TestParseLoadNames(t *testing.T) {
+	dir := t.TempDir()
+	wrk := "Requests/sec:   1234.5\n  Latency Distribution\n     99%    2.50ms\n"
+	for _, name := range []string{"web-1.txt", "web-2.txt"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(wrk), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := parseLoad(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got["web|rps"]) != 2 || len(got["web|p99ms"]) != 2 {
+		t.Errorf("samples %v, want two runs of web", got)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "stray.txt"), []byte(wrk), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := parseLoad(dir); err == nil || !strings.Contains(err.Error(), "stray.txt") {
+		t.Errorf("parseLoad with stray.txt: err %v, want one naming the file", err)
+	}
+}

@@ -53,7 +53,8 @@ type CustomScorePluginArgs struct {
 	// to reach the simulator before the breaker opens.
 	BreakerFailureThreshold *int32 `json:"breakerFailureThreshold,omitempty"`
 	// BreakerCooldown is the longest pause between two background probes
-	// of an open breaker; the first probes come sooner (50ms, then doubling).
+	// of an open breaker; the first come sooner, on the backoff that
+	// scheduler/plugins/customscore/simclient/poller.go describes.
 	BreakerCooldown *metav1.Duration `json:"breakerCooldown,omitempty"`
 	// BreakerLatencyBudget is, in PerCycle mode, the longest a cycle's call
 	// to the simulator may take and still count as a success for the

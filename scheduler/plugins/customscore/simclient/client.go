@@ -104,6 +104,9 @@ const (
 	ResultHTTPError = "http_error"
 	ResultTooLarge  = "body_too_large"
 	ResultBadBody   = "invalid_body"
+	// ResultCanceled: the caller's context ended first (a cycle that
+	// ended, a probe abandoned); it says nothing about the simulator.
+	ResultCanceled = "canceled"
 )
 
 // attemptError is a failed attempt with the result label it is counted under.
@@ -115,17 +118,25 @@ type attemptError struct {
 func (e *attemptError) Error() string { return e.err.Error() }
 func (e *attemptError) Unwrap() error { return e.err }
 
+// Outcome is how a Fetch ended: how many attempts it made, and the result
+// label (Result*) of its last attempt, which a Recorder counted it under;
+// ResultCanceled when the caller's context ended, in an attempt or in the
+// pause after one.
+type Outcome struct {
+	Attempts int
+	Result   string
+}
+
 // Fetch makes up to attempts attempts, each limited to timeout, and returns
-// the first good simulation. The returned result label is that of the last
-// attempt.
-func (c *Client) Fetch(ctx context.Context, attempts int, timeout time.Duration) (*Simulation, int, string, error) {
+// the first good simulation, or the last attempt's error.
+func (c *Client) Fetch(ctx context.Context, attempts int, timeout time.Duration) (*Simulation, Outcome, error) {
 	logger := klog.FromContext(ctx)
 	var lastErr error
 	for i := 1; i <= attempts; i++ {
 		if i > 1 {
 			select {
 			case <-ctx.Done():
-				return nil, i - 1, ResultTimeout, fmt.Errorf("%w (after %d attempts: %w)", ctx.Err(), i-1, lastErr)
+				return nil, Outcome{Attempts: i - 1, Result: ResultCanceled}, fmt.Errorf("%w (after %d attempts: %w)", ctx.Err(), i-1, lastErr)
 			case <-time.After(c.retryDelay):
 			}
 		}
@@ -133,21 +144,24 @@ func (c *Client) Fetch(ctx context.Context, attempts int, timeout time.Duration)
 		c.observe(sim, err)
 		if err == nil {
 			c.rec.Attempt(ResultSuccess)
-			return sim, i, ResultSuccess, nil
+			return sim, Outcome{Attempts: i, Result: ResultSuccess}, nil
 		}
 		result := ResultConnError
 		var ae *attemptError
-		if errors.As(err, &ae) {
+		switch {
+		case ctx.Err() != nil:
+			result = ResultCanceled
+		case errors.As(err, &ae):
 			result = ae.result
 		}
 		c.rec.Attempt(result)
 		logger.V(3).Info("Simulator attempt failed", "attempt", i, "of", attempts, "result", result, "err", err)
 		lastErr = err
 		if i == attempts {
-			return nil, i, result, fmt.Errorf("GET %s failed after %d attempt(s): %w", c.shownURL, i, err)
+			return nil, Outcome{Attempts: i, Result: result}, fmt.Errorf("GET %s failed after %d attempt(s): %w", c.shownURL, i, err)
 		}
 	}
-	return nil, 0, ResultConnError, errors.New("no attempt made")
+	return nil, Outcome{Result: ResultConnError}, errors.New("no attempt made")
 }
 
 func (c *Client) attempt(ctx context.Context, timeout time.Duration) (*Simulation, error) {
@@ -222,6 +236,10 @@ func (c *Client) Observed() Observed {
 	defer c.seen.mu.Unlock()
 	return Observed{LastSuccess: c.seen.lastSuccess, LastFailure: c.seen.lastFailure, LastError: c.seen.lastErr, Newest: c.seen.newest}
 }
+
+// ShownURL is the /simulate URL without credentials, for logs and the
+// published status.
+func (c *Client) ShownURL() string { return c.shownURL }
 
 // Close drops the idle keep-alive connections to the simulator.
 func (c *Client) Close() {

@@ -143,7 +143,8 @@ func TestFetchRetries(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv, count := simtest.CountingServer(t, tt.respond)
 			o := newTestOptions(srv.URL, tt.mutate)
-			sim, made, result, err := New(o.Options, &recorder{}).Fetch(context.Background(), o.attempts, o.timeout)
+			sim, out, err := New(o.Options, &recorder{}).Fetch(context.Background(), o.attempts, o.timeout)
+			made, result := out.Attempts, out.Result
 			if got := count.Load(); got != tt.wantAttempts || int32(made) != tt.wantAttempts {
 				t.Errorf("server saw %d attempts, fetch reported %d, want %d", got, made, tt.wantAttempts)
 			}
@@ -170,7 +171,7 @@ func TestFetchWaitsBetweenAttempts(t *testing.T) {
 		http.Error(w, "boom", http.StatusInternalServerError)
 	})
 	c := testClient(srv.URL, func(o *testOptions) { o.RetryDelay = 100 * time.Millisecond })
-	_, _, _, _ = c.Fetch(context.Background(), 3, time.Second)
+	_, _, _ = c.Fetch(context.Background(), 3, time.Second)
 	if len(times) != 3 {
 		t.Fatalf("%d attempts, want 3", len(times))
 	}
@@ -188,9 +189,27 @@ func TestFetchStopsWhenCycleIsCancelled(t *testing.T) {
 	c := testClient(srv.URL, func(o *testOptions) { o.RetryDelay = time.Hour })
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	_, made, _, err := c.Fetch(ctx, 3, time.Second)
+	_, out, err := c.Fetch(ctx, 3, time.Second)
+	made := out.Attempts
 	if err == nil || made != 1 || count.Load() != 1 {
 		t.Errorf("made=%d served=%d err=%v: want one attempt and an error", made, count.Load(), err)
+	}
+	// The caller stopped waiting: that is no timeout of the simulator's.
+	if out.Result != ResultCanceled {
+		t.Errorf("result %q, want %q", out.Result, ResultCanceled)
+	}
+}
+
+// An attempt cut short by its caller is counted as canceled, not as a
+// connection error or a timeout.
+func TestFetchCancelledInAnAttempt(t *testing.T) {
+	srv, _ := simtest.CountingServer(t, func(_ int32, _ http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
+	rec := &recorder{}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(50*time.Millisecond, cancel)
+	_, out, err := New(newTestOptions(srv.URL, nil).Options, rec).Fetch(ctx, 3, 5*time.Second)
+	if err == nil || out.Attempts != 1 || out.Result != ResultCanceled || rec.count(ResultCanceled) != 1 {
+		t.Errorf("outcome %+v, err %v, %d canceled attempts recorded; want 1 attempt, canceled", out, err, rec.count(ResultCanceled))
 	}
 }
 
@@ -199,7 +218,8 @@ func TestFetchConnectionRefused(t *testing.T) {
 	url := srv.URL
 	srv.Close()
 	rec := &recorder{}
-	_, made, result, err := New(newTestOptions(url, nil).Options, rec).Fetch(context.Background(), 3, time.Second)
+	_, out, err := New(newTestOptions(url, nil).Options, rec).Fetch(context.Background(), 3, time.Second)
+	made, result := out.Attempts, out.Result
 	if err == nil || made != 3 || result != ResultConnError {
 		t.Fatalf("made=%d result=%q err=%v", made, result, err)
 	}
@@ -216,7 +236,7 @@ func TestFetchSendsAcceptHeaderAndGET(t *testing.T) {
 		}
 		_, _ = w.Write([]byte(simtest.GoodBody))
 	})
-	if _, _, _, err := testClient(srv.URL, nil).Fetch(context.Background(), 1, time.Second); err != nil {
+	if _, _, err := testClient(srv.URL, nil).Fetch(context.Background(), 1, time.Second); err != nil {
 		t.Fatal(err)
 	}
 }

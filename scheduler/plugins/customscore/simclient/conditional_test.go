@@ -56,11 +56,12 @@ func TestConditionalRequests(t *testing.T) {
 	c := testClient(ts.URL, nil)
 	ctx := context.Background()
 
-	first, _, _, err := c.Fetch(ctx, 1, time.Second)
+	first, _, err := c.Fetch(ctx, 1, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	second, _, result, err := c.Fetch(ctx, 1, time.Second)
+	second, out, err := c.Fetch(ctx, 1, time.Second)
+	result := out.Result
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +77,7 @@ func TestConditionalRequests(t *testing.T) {
 
 	// A new scenario: new tag, new body, decoded afresh.
 	srv.set(`{"results":{"n1":{"score":0.2},"n2":{"score":0.7}}}`, `"v2"`)
-	third, _, _, err := c.Fetch(ctx, 1, time.Second)
+	third, _, err := c.Fetch(ctx, 1, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,10 +87,10 @@ func TestConditionalRequests(t *testing.T) {
 
 	// The simulator stops tagging: no conditional request after that.
 	srv.set(simtest.GoodBody, "")
-	if _, _, _, err := c.Fetch(ctx, 1, time.Second); err != nil {
+	if _, _, err := c.Fetch(ctx, 1, time.Second); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, _, err := c.Fetch(ctx, 1, time.Second); err != nil {
+	if _, _, err := c.Fetch(ctx, 1, time.Second); err != nil {
 		t.Fatal(err)
 	}
 	if conditional, _ := srv.seen(); conditional[len(conditional)-1] != "" {
@@ -106,7 +107,7 @@ func TestConditionalRequestsIgnored(t *testing.T) {
 	c := testClient(ts.URL, nil)
 	var prev *Simulation
 	for i := 0; i < 3; i++ {
-		sim, _, _, err := c.Fetch(context.Background(), 1, time.Second)
+		sim, _, err := c.Fetch(context.Background(), 1, time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -124,7 +125,7 @@ func TestNotModifiedToUnconditionalRequest(t *testing.T) {
 	ts, _ := simtest.CountingServer(t, func(_ int32, w http.ResponseWriter, _ *http.Request) {
 		w.WriteHeader(http.StatusNotModified)
 	})
-	if _, _, result, err := testClient(ts.URL, nil).Fetch(context.Background(), 1, time.Second); err == nil || result != ResultHTTPError {
-		t.Errorf("fetch = %q, %v; want an http_error", result, err)
+	if _, out, err := testClient(ts.URL, nil).Fetch(context.Background(), 1, time.Second); err == nil || out.Result != ResultHTTPError {
+		t.Errorf("fetch = %q, %v; want an http_error", out.Result, err)
 	}
 }

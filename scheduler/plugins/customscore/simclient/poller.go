@@ -9,8 +9,10 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 )
 
-// Pauses between requests after a failure: 50ms, 100ms, 200ms, ... up to
-// the Poller's cap, with jitter. The first are short because an open
+// Pauses between requests after a failure: 50ms, then doubling (100ms,
+// 200ms, ...) up to the Poller's cap, each with up to 20% jitter added.
+// This is the one place the backoff is said: the args' comments and the
+// plugin's README point here. The first are short because an open
 // breaker's cycles skip the simulator: while a flapping simulator (half its
 // requests failing) is probed, pods are scheduled without it.
 const (
@@ -39,6 +41,11 @@ type Poller struct {
 	maxInFlight int
 }
 
+// NewPoller returns a Poller asking through client, each request limited
+// to timeout. After a good answer it pauses okPause (0 for the prober,
+// which stops at the first answer it takes and pauses maxPause after one
+// it does not); after failures it backs off (firstRetryPause) up to
+// maxPause.
 func NewPoller(client *Client, timeout, okPause, maxPause time.Duration) *Poller {
 	// Enough requests to cover one timeout at the shortest steady pause, so
 	// the limit only bites on a simulator that hangs every request.
@@ -99,7 +106,7 @@ func (p *Poller) Run(ctx context.Context, handle func(Result) (stop bool), inFli
 				defer wg.Done()
 				defer cancelReq()
 				start := time.Now()
-				sim, _, _, err := p.client.Fetch(reqCtx, 1, p.timeout)
+				sim, _, err := p.client.Fetch(reqCtx, 1, p.timeout)
 				select {
 				case results <- Result{Seq: seq, Sim: sim, Err: err, Took: time.Since(start)}:
 				case <-ctx.Done(): // run has returned: nobody reads results

@@ -9,20 +9,19 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
-	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
+	"kns3.dev/kns3/scheduler/plugins/customscore/score"
 )
 
 // Simulation is the part of a SimulationResponse that scoring needs: each
-// node's raw score (placement.MilliScore: × 1000, clamped to int64).
+// node's raw score (score.MilliScore: × 1000, clamped to int64).
 type Simulation struct {
 	Scores map[string]int64
 	// Invalid lists nodes whose score was missing, NaN, infinite or not a
 	// number; they count as absent.
 	Invalid []string
 	// Body is the answer's body, read again off the cycle for what scoring
-	// does not need (MetaOf).
+	// does not need (MetaOf, meta.go).
 	Body []byte
 }
 
@@ -185,7 +184,7 @@ func milliScore(s wireScore) (int64, bool) {
 	if !s.set {
 		return 0, false
 	}
-	return placement.MilliScore(s.value)
+	return score.MilliScore(s.value)
 }
 
 // quoteNonFiniteTokens rewrites the bare tokens NaN, Infinity and -Infinity
@@ -226,89 +225,4 @@ func quoteNonFiniteTokens(b []byte) ([]byte, bool) {
 		}
 	}
 	return out.Bytes(), changed
-}
-
-// Meta is what an answer says of itself besides scores.
-type Meta struct {
-	// Source is where its numbers come from; untrusted text.
-	Source string
-	// Timestamp is when they were sampled (zero when unreadable), over a
-	// window of WindowSeconds.
-	Timestamp     time.Time
-	WindowSeconds int
-}
-
-// MetaOf reads an answer's metadata as the contract allows it to be sent;
-// a field it cannot read stays empty. It decodes the whole body, so it is
-// for off the scheduling cycle.
-func MetaOf(body []byte) Meta {
-	w := metaOf(body)
-	return Meta{Source: w.Source, Timestamp: w.timestamp(), WindowSeconds: w.WindowSeconds}
-}
-
-// wireMeta is what the status reports of an answer besides scores.
-type wireMeta struct {
-	Source        string `json:"source"`
-	Timestamp     string `json:"timestamp"`
-	WindowSeconds int    `json:"window_seconds"`
-}
-
-// metaOf reads an answer's metadata as the contract allows it to be sent;
-// a field it cannot read stays empty.
-func metaOf(body []byte) wireMeta {
-	var m wireMeta
-	if err := json.Unmarshal(body, &m); err != nil {
-		if fixed, changed := quoteNonFiniteTokens(body); changed {
-			m = wireMeta{}
-			_ = json.Unmarshal(fixed, &m)
-		}
-	}
-	return m
-}
-
-func (m wireMeta) timestamp() time.Time {
-	t, err := time.Parse(time.RFC3339Nano, m.Timestamp)
-	if err != nil {
-		return time.Time{}
-	}
-	return t
-}
-
-// Metrics are what an answer says of one node besides its score: nil
-// where it says nothing, or nothing finite.
-type Metrics struct {
-	LatencyMs, BandwidthMbps, PacketLoss *float64
-}
-
-// MetricsOf reads the metrics behind each node's score, for the status:
-// off the cycle, once per answer. Nodes without any are left out.
-func MetricsOf(body []byte) map[string]Metrics {
-	var w struct {
-		Results map[string]struct {
-			LatencyMs     any `json:"latency_ms"`
-			BandwidthMbps any `json:"bandwidth_mbps"`
-			PacketLoss    any `json:"packet_loss"`
-		} `json:"results"`
-	}
-	if err := json.Unmarshal(body, &w); err != nil {
-		fixed, changed := quoteNonFiniteTokens(body)
-		if !changed || json.Unmarshal(fixed, &w) != nil {
-			return nil
-		}
-	}
-	finite := func(v any) *float64 {
-		f, ok := v.(float64)
-		if !ok || math.IsNaN(f) || math.IsInf(f, 0) {
-			return nil
-		}
-		return &f
-	}
-	out := map[string]Metrics{}
-	for node, r := range w.Results {
-		m := Metrics{LatencyMs: finite(r.LatencyMs), BandwidthMbps: finite(r.BandwidthMbps), PacketLoss: finite(r.PacketLoss)}
-		if m.LatencyMs != nil || m.BandwidthMbps != nil || m.PacketLoss != nil {
-			out[node] = m
-		}
-	}
-	return out
 }

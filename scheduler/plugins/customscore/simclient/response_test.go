@@ -122,21 +122,3 @@ func TestQuoteNonFiniteTokensLeavesStringsAlone(t *testing.T) {
 		t.Error("a body without bare tokens must be reported unchanged")
 	}
 }
-
-func TestMetricsOf(t *testing.T) {
-	got := MetricsOf([]byte(`{"results":{"a":{"score":1,"latency_ms":0.5,"bandwidth_mbps":20,"packet_loss":0.05},
-		"b":{"score":1,"latency_ms":null,"bandwidth_mbps":NaN,"packet_loss":"x"},"c":{"score":0.5,"latency_ms":3}}}`))
-	a, c := got["a"], got["c"]
-	if a.LatencyMs == nil || *a.LatencyMs != 0.5 || *a.BandwidthMbps != 20 || *a.PacketLoss != 0.05 {
-		t.Errorf("a: %+v", a)
-	}
-	if _, ok := got["b"]; ok {
-		t.Errorf("b has no finite metric, yet is listed: %+v", got["b"])
-	}
-	if c.LatencyMs == nil || *c.LatencyMs != 3 || c.BandwidthMbps != nil || c.PacketLoss != nil {
-		t.Errorf("c: %+v", c)
-	}
-	if MetricsOf([]byte(`not json`)) != nil {
-		t.Error("metrics from a body that is not JSON")
-	}
-}

@@ -1,8 +1,12 @@
-package customscore
+// Package drift follows a profile's running pods against the newest
+// simulation, for the published status: a pod has drifted when its node
+// has scored below the best node it could run on now by a margin, in every
+// fresh simulation, for longer than a window. It only lists such pods:
+// KNS-3 never evicts.
+package drift
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
 	"time"
 
@@ -12,25 +16,19 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 
 	"kns3.dev/kns3/scheduler/apis/status"
-	"kns3.dev/kns3/scheduler/plugins/customfilter"
 	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
-	"kns3.dev/kns3/scheduler/plugins/customscore/simclient"
 )
 
 const (
 	// maxDriftListed bounds the drifted pods one status document lists.
 	maxDriftListed = 100
-	// defaultWindow is the window assumed of a simulation that names none.
-	defaultWindow = 30 * time.Second
 )
 
-// driftTracker follows the profile's running pods against the newest
-// simulation: a pod has drifted when its node has scored below the best
-// node it could run on now by margin, in every fresh simulation, for
-// longer than a window. It only lists such pods: KNS-3 never evicts. A
-// stale simulation, or one without a score for the pod's node, counts for
-// nothing and restarts the pod's clock, so old numbers never make drift.
-type driftTracker struct {
+// Tracker lists the profile's drifted pods. A stale simulation, or one
+// without a score for the pod's node, counts for nothing and restarts the
+// pod's clock, so old numbers never make drift. It is not safe for
+// concurrent use: one goroutine (the publisher's) updates it.
+type Tracker struct {
 	profile string
 	margin  int64
 	pods    corelisters.PodLister
@@ -38,6 +36,15 @@ type driftTracker struct {
 	now     func() time.Time
 	// seen is by pod; a pod no longer running is forgotten.
 	seen map[types.UID]*podDrift
+	// passes counts the passes over the nodes the last Update made, one per
+	// class of pods the filters treat alike: its cost is nodes × passes.
+	passes int
+}
+
+// New returns the tracker of profile's pods, listing those whose node
+// falls below the best by margin (thousandths of a score).
+func New(profile string, margin int64, pods corelisters.PodLister, nodes corelisters.NodeLister) *Tracker {
+	return &Tracker{profile: profile, margin: margin, pods: pods, nodes: nodes, now: time.Now, seen: map[types.UID]*podDrift{}}
 }
 
 type podDrift struct {
@@ -48,17 +55,17 @@ type podDrift struct {
 	since time.Time
 }
 
-// update judges the running pods against sim, received at received, and
-// returns those drifted, longest first, at most maxDriftListed, and how
-// many more there are.
-func (d *driftTracker) update(sim *simclient.Simulation, meta simclient.Meta, received time.Time) ([]status.DriftedPod, int) {
+// Update judges the running pods against sim, the newest simulation (nil
+// when there is none), and returns those drifted, longest first, at most
+// maxDriftListed, and how many more there are.
+func (d *Tracker) Update(sim *status.Simulation) ([]status.DriftedPod, int) {
 	now := d.now()
-	window := time.Duration(meta.WindowSeconds) * time.Second
-	if window <= 0 {
-		window = defaultWindow
+	window := status.DefaultWindow
+	if sim != nil {
+		window = status.Window(sim.WindowSeconds)
 	}
-	fresh := sim != nil && now.Sub(received) <= 2*window &&
-		(meta.Timestamp.IsZero() || now.Sub(meta.Timestamp) <= 2*window)
+	fresh := sim != nil && now.Sub(sim.Received) <= 2*window &&
+		(sim.Timestamp.IsZero() || now.Sub(sim.Timestamp) <= 2*window)
 	pods, err := d.pods.List(labels.Everything())
 	if err != nil {
 		return nil, 0
@@ -67,6 +74,7 @@ func (d *driftTracker) update(sim *simclient.Simulation, meta simclient.Meta, re
 	if err != nil {
 		return nil, 0
 	}
+	d.passes = 0
 	running := map[types.UID]bool{}
 	bestFor := map[string][2]scored{} // by filter class
 	var drifted []status.DriftedPod
@@ -78,7 +86,7 @@ func (d *driftTracker) update(sim *simclient.Simulation, meta simclient.Meta, re
 		st := d.seen[pod.UID]
 		own, ok := int64(0), false
 		if fresh {
-			own, ok = sim.Scores[pod.Spec.NodeName]
+			own, ok = sim.MilliScores[pod.Spec.NodeName]
 		}
 		if !ok {
 			// Nothing fresh to judge by: the clock restarts.
@@ -91,17 +99,18 @@ func (d *driftTracker) update(sim *simclient.Simulation, meta simclient.Meta, re
 			st = &podDrift{then: own}
 			d.seen[pod.UID] = st
 		}
-		class := filterClass(pod)
+		class := placement.Class(pod)
 		top, ok := bestFor[class]
 		if !ok {
-			top = best2(pod, nodes, sim.Scores)
+			top = best2(pod, nodes, sim.MilliScores)
 			bestFor[class] = top
+			d.passes++
 		}
 		alt := top[0]
 		if alt.node == pod.Spec.NodeName {
 			alt = top[1]
 		}
-		if alt.node == "" || alt.milli-own < d.margin {
+		if alt.node == "" || !below(own, alt.milli, d.margin) {
 			st.since = time.Time{}
 			continue
 		}
@@ -127,15 +136,16 @@ func (d *driftTracker) update(sim *simclient.Simulation, meta simclient.Meta, re
 	return drifted[:len(drifted)-omitted], omitted
 }
 
+// below reports whether own is below alt by at least margin (≥ 0),
+// exactly: alt − own may not fit an int64, but fits a uint64 when alt is
+// the higher.
+func below(own, alt, margin int64) bool {
+	return alt > own && uint64(alt)-uint64(own) >= uint64(margin)
+}
+
 type scored struct {
 	node  string
 	milli int64
-}
-
-// filterClass groups pods that KNS-3's filter, taints and cordons treat
-// alike, so the best nodes are found once per group, not once per pod.
-func filterClass(pod *v1.Pod) string {
-	return fmt.Sprintf("%s|%v", pod.Annotations[customfilter.AnnotationQoS], pod.Spec.Tolerations)
 }
 
 // best2 returns the two best-scored nodes pod could run on now.
@@ -143,7 +153,7 @@ func best2(pod *v1.Pod, nodes []*v1.Node, scores map[string]int64) [2]scored {
 	var top [2]scored
 	for _, n := range nodes {
 		s, ok := scores[n.Name]
-		if !ok || !feasible(pod, n) {
+		if !ok || !placement.Judge(pod, n).Candidate() {
 			continue
 		}
 		switch c := (scored{n.Name, s}); {
@@ -154,10 +164,4 @@ func best2(pod *v1.Pod, nodes []*v1.Node, scores map[string]int64) [2]scored {
 		}
 	}
 	return top
-}
-
-// feasible is what explain also checks: KNS-3's filter, cordons and
-// taints. Resources and affinities are not judged: drift is advisory.
-func feasible(pod *v1.Pod, n *v1.Node) bool {
-	return customfilter.Rejection(pod, n) == "" && placement.OtherFilters(pod, n) == ""
 }

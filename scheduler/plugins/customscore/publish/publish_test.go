@@ -1,16 +1,14 @@
-package customscore
+package publish
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -21,24 +19,24 @@ import (
 	"k8s.io/utils/ptr"
 
 	"kns3.dev/kns3/scheduler/apis/status"
-	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
+	"kns3.dev/kns3/scheduler/plugins/customscore/internal/schedconfig"
 )
 
 const testNamespace = "kns-3-system"
 
 // testPublisher publishes doc (a copy each time) into a fake cluster
 // holding the empty status ConfigMap, on a clock the test moves.
-func testPublisher(doc *status.ProfileStatus, leading *bool) (*publisher, *fake.Clientset, *time.Time) {
+func testPublisher(doc *status.ProfileStatus, leading *bool) (*Publisher, *fake.Clientset, *time.Time) {
 	client := fake.NewClientset(&v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: status.ConfigMapName, Namespace: testNamespace}})
 	now := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
-	return &publisher{
+	return &Publisher{
 		client:       client,
 		namespace:    testNamespace,
 		key:          status.Key(doc.Profile),
 		fieldManager: "test",
 		interval:     time.Second,
 		heartbeat:    time.Minute,
-		maxBytes:     maxStatusBytes,
+		maxBytes:     maxBytes,
 		now:          func() time.Time { return now },
 		snapshot:     func() status.ProfileStatus { return *doc },
 		leading:      func(context.Context) (bool, error) { return *leading, nil },
@@ -143,7 +141,7 @@ func TestPublishProfilesApart(t *testing.T) {
 	b := &status.ProfileStatus{Profile: "b", ScoredCycles: 2}
 	q := *p
 	q.key, q.fieldManager, q.snapshot = status.Key("b"), "test-b", func() status.ProfileStatus { return *b }
-	for _, pub := range []*publisher{p, &q, p} {
+	for _, pub := range []*Publisher{p, &q, p} {
 		if _, _, err := pub.publish(context.Background(), nil, time.Time{}); err != nil {
 			t.Fatal(err)
 		}
@@ -162,7 +160,7 @@ func TestPublishErrors(t *testing.T) {
 	doc := &status.ProfileStatus{Profile: plainProfile}
 	leading := true
 	p, _, _ := testPublisher(doc, &leading)
-	p.leading = func(context.Context) (bool, error) { return false, errNoComponentConfig }
+	p.leading = func(context.Context) (bool, error) { return false, schedconfig.ErrNotRegistered }
 	if body, _, err := p.publish(context.Background(), nil, time.Time{}); body != nil || err != nil {
 		t.Errorf("before the scheduler runs: %q, %v; want nothing", body, err)
 	}
@@ -234,20 +232,20 @@ func TestLeaderCheck(t *testing.T) {
 			Spec:       coordinationv1.LeaseSpec{HolderIdentity: ptr.To(holder)},
 		}
 	}
-	elect := leaderElection{LeaderElect: ptr.To(true), ResourceName: "kns-3-scheduler", ResourceNamespace: testNamespace}
+	elect := schedconfig.LeaderElection{LeaderElect: ptr.To(true), ResourceName: "kns-3-scheduler", ResourceNamespace: testNamespace}
 	tests := map[string]struct {
-		config  leaderElection
+		config  schedconfig.LeaderElection
 		err     error
 		lease   *coordinationv1.Lease
 		want    bool
 		wantErr string
 	}{
-		"leader election off":   {config: leaderElection{LeaderElect: ptr.To(false)}, want: true},
+		"leader election off":   {config: schedconfig.LeaderElection{LeaderElect: ptr.To(false)}, want: true},
 		"holding the lease":     {config: elect, lease: lease("pod-a_0f1e"), want: true},
 		"another holds it":      {config: elect, lease: lease("pod-b_0f1e")},
 		"a longer name":         {config: elect, lease: lease("pod-a-2_0f1e")},
 		"no lease yet":          {config: elect, wantErr: "not found"},
-		"no configuration yet":  {err: errNoComponentConfig, wantErr: errNoComponentConfig.Error()},
+		"no configuration yet":  {err: schedconfig.ErrNotRegistered, wantErr: schedconfig.ErrNotRegistered.Error()},
 		"released (empty name)": {config: elect, lease: lease("")},
 	}
 	for name, tt := range tests {
@@ -256,7 +254,7 @@ func TestLeaderCheck(t *testing.T) {
 			if tt.lease != nil {
 				client = fake.NewClientset(tt.lease)
 			}
-			lc := &leaderCheck{client: client, hostname: "pod-a", config: func() (leaderElection, error) { return tt.config, tt.err }}
+			lc := &leaderCheck{client: client, hostname: "pod-a", config: func() (schedconfig.LeaderElection, error) { return tt.config, tt.err }}
 			got, err := lc.leading(context.Background())
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
@@ -268,89 +266,6 @@ func TestLeaderCheck(t *testing.T) {
 				t.Errorf("leading() = %t, %v; want %t", got, err, tt.want)
 			}
 		})
-	}
-}
-
-// The status says what the plugin saw: its counts, its breaker, its
-// simulator's last answers and the simulation's own metadata.
-func TestStatusSource(t *testing.T) {
-	body := `{"results":{"n1":{"score":0.9},"n2":{"score":NaN}},"timestamp":"2026-11-30T10:15:00Z","window_seconds":30,"source":"lab"}`
-	srv, _ := countingServer(t, func(i int32, w http.ResponseWriter, _ *http.Request) {
-		if i == 2 {
-			http.Error(w, "down", http.StatusServiceUnavailable)
-			return
-		}
-		_, _ = w.Write([]byte(body))
-	})
-	pl := newTestPlugin(t, "http://user:pw@"+strings.TrimPrefix(srv.URL, "http://"), "retries: 0\nbreakerFailureThreshold: 10")
-	snapshot := pl.statusSource(plainProfile)
-	nodes := nodeInfos("n1", "n2")
-	scoreCycle(t, pl, nodes) // answered
-	scoreCycle(t, pl, nodes) // 503
-	doc := snapshot()
-	want := status.ProfileStatus{
-		Profile:       plainProfile,
-		RefreshMode:   "PerCycle",
-		Normalization: "MinMax",
-		Breaker:       status.BreakerClosed,
-		ScoredCycles:  1,
-		Fallbacks:     map[string]int64{placement.FallbackSimulatorFailed: 1},
-	}
-	if diff := cmp.Diff(want, doc, cmpIgnoreTimes()); diff != "" {
-		t.Errorf("status (-want,+got):\n%s", diff)
-	}
-	sim := doc.Simulator
-	if sim.URL != "http://user:xxxxx@"+strings.TrimPrefix(srv.URL, "http://")+"/simulate" {
-		t.Errorf("URL %q: want it without the password", sim.URL)
-	}
-	if !sim.Down() || !strings.Contains(sim.LastError, "503") {
-		t.Errorf("last request failed (%q), Down() = %t", sim.LastError, sim.Down())
-	}
-	s := sim.Simulation
-	if s == nil || s.Source != "lab" || s.WindowSeconds != 30 || !s.Timestamp.Equal(time.Date(2026, 11, 30, 10, 15, 0, 0, time.UTC)) ||
-		s.Unscored != 1 || !cmp.Equal(s.MilliScores, map[string]int64{"n1": 900}) {
-		t.Errorf("simulation %+v", s)
-	}
-}
-
-func cmpIgnoreTimes() cmp.Option {
-	return cmp.FilterPath(func(p cmp.Path) bool {
-		switch p.Last().String() {
-		case ".Started", ".Instance", ".Simulator":
-			return true
-		}
-		return false
-	}, cmp.Ignore())
-}
-
-// With no cycle asking (PerCycle, one feasible node at a time), the status
-// is brought up to date by one request; not when the simulator was asked
-// recently, nor while the breaker is open.
-func TestKeepFresh(t *testing.T) {
-	srv, calls := countingServer(t, func(_ int32, w http.ResponseWriter, _ *http.Request) {
-		_, _ = w.Write([]byte(goodBody))
-	})
-	pl := newTestPlugin(t, srv.URL, "")
-	ctx := context.Background()
-	pl.source.keepFresh(ctx, time.Hour)
-	if calls.Load() != 1 {
-		t.Fatalf("never asked: %d requests, want 1", calls.Load())
-	}
-	if newest := pl.client.Observed().Newest; newest == nil || newest.Scores["n1"] != 900 {
-		t.Fatalf("newest simulation %+v", newest)
-	}
-	pl.source.keepFresh(ctx, time.Hour)
-	if calls.Load() != 1 {
-		t.Errorf("asked again within maxAge: %d requests", calls.Load())
-	}
-	pl.source.keepFresh(ctx, 0)
-	if calls.Load() != 2 {
-		t.Errorf("older than maxAge: %d requests, want 2", calls.Load())
-	}
-	pl.source.(*perCycle).cb.set(breakerOpen)
-	pl.source.keepFresh(ctx, 0)
-	if calls.Load() != 2 {
-		t.Errorf("asked with the breaker open (the prober's job): %d requests", calls.Load())
 	}
 }
 
@@ -382,7 +297,40 @@ func TestEncodeBoundedMetricsFirst(t *testing.T) {
 	if sim := got.Simulator.Simulation; sim.Metrics != nil || !sim.MetricsOmitted || len(sim.MilliScores) != 500 || sim.Omitted != 0 {
 		t.Errorf("metrics %d (omitted %v), scores %d (omitted %d); want the metrics out and every score in", len(sim.Metrics), sim.MetricsOmitted, len(sim.MilliScores), sim.Omitted)
 	}
-	if body, _ := encodeBounded(newDoc(), len(full)); !strings.Contains(string(body), `"bandwidthMbps":950.5`) {
+	// The bound is on the stamped document: room for the stamp.
+	if body, _ := encodeBounded(newDoc(), len(full)+stampRoom); !strings.Contains(string(body), `"bandwidthMbps":950.5`) {
 		t.Error("a document within the bound lost its metrics")
+	}
+}
+
+// TestEncodeBoundedEscapedNames: names that JSON escapes (HTML
+// characters, control characters, invalid UTF-8) grow up to sixfold when
+// encoded; the stamped document still fits, and says how many it left
+// out.
+func TestEncodeBoundedEscapedNames(t *testing.T) {
+	scores := map[string]int64{}
+	for i := range 5000 {
+		scores[fmt.Sprintf("n%04d<&>\x01\xff", i)] = int64(i)
+	}
+	doc := &status.ProfileStatus{Profile: plainProfile, Simulator: status.Simulator{Simulation: &status.Simulation{MilliScores: scores}}}
+	const bound = 64 << 10
+	body, err := encodeBounded(doc, bound)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got status.ProfileStatus
+	if err := json.Unmarshal(body, &got); err != nil {
+		t.Fatal(err)
+	}
+	got.Published = time.Date(2026, 11, 30, 10, 0, 0, 123456789, time.FixedZone("x", 3600))
+	stamped, err := json.Marshal(&got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(stamped) > bound {
+		t.Errorf("stamped document is %d bytes, over %d", len(stamped), bound)
+	}
+	if sim := got.Simulator.Simulation; len(sim.MilliScores) == 0 || len(sim.MilliScores)+sim.Omitted != 5000 {
+		t.Errorf("kept %d, omitted %d, want 5000 in all", len(sim.MilliScores), sim.Omitted)
 	}
 }

@@ -1,0 +1,181 @@
+package customscore
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+	fwk "k8s.io/kube-scheduler/framework"
+	st "k8s.io/kubernetes/pkg/scheduler/testing"
+	"k8s.io/kubernetes/test/utils/ktesting"
+
+	"kns3.dev/kns3/scheduler/apis/status"
+	"kns3.dev/kns3/scheduler/plugins/customscore/breaker"
+	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
+	"kns3.dev/kns3/scheduler/plugins/customscore/simclient"
+)
+
+const plainProfile = "kns-3-scheduler"
+
+// The status says what the plugin saw: its counts, its breaker, its
+// simulator's last answers and the simulation's own metadata.
+func TestStatusSource(t *testing.T) {
+	body := `{"results":{"n1":{"score":0.9},"n2":{"score":NaN}},"timestamp":"2026-11-30T10:15:00Z","window_seconds":30,"source":"lab"}`
+	srv, _ := countingServer(t, func(i int32, w http.ResponseWriter, _ *http.Request) {
+		if i == 2 {
+			http.Error(w, "down", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte(body))
+	})
+	pl := newTestPlugin(t, "http://user:pw@"+strings.TrimPrefix(srv.URL, "http://"), "retries: 0\nbreakerFailureThreshold: 10")
+	snapshot := pl.statusSource(plainProfile)
+	nodes := nodeInfos("n1", "n2")
+	scoreCycle(t, pl, nodes) // answered
+	scoreCycle(t, pl, nodes) // 503
+	doc := snapshot()
+	want := status.ProfileStatus{
+		Profile:       plainProfile,
+		RefreshMode:   "PerCycle",
+		Normalization: "MinMax",
+		Breaker:       status.BreakerClosed,
+		ScoredCycles:  1,
+		Fallbacks:     map[string]int64{placement.FallbackSimulatorFailed: 1},
+	}
+	if diff := cmp.Diff(want, doc, cmpIgnoreTimes()); diff != "" {
+		t.Errorf("status (-want,+got):\n%s", diff)
+	}
+	sim := doc.Simulator
+	if sim.URL != "http://user:xxxxx@"+strings.TrimPrefix(srv.URL, "http://")+"/simulate" {
+		t.Errorf("URL %q: want it without the password", sim.URL)
+	}
+	if !sim.Down() || !strings.Contains(sim.LastError, "503") {
+		t.Errorf("last request failed (%q), Down() = %t", sim.LastError, sim.Down())
+	}
+	s := sim.Simulation
+	if s == nil || s.Source != "lab" || s.WindowSeconds != 30 || !s.Timestamp.Equal(time.Date(2026, 11, 30, 10, 15, 0, 0, time.UTC)) ||
+		s.Unscored != 1 || !cmp.Equal(s.MilliScores, map[string]int64{"n1": 900}) {
+		t.Errorf("simulation %+v", s)
+	}
+}
+
+func cmpIgnoreTimes() cmp.Option {
+	return cmp.FilterPath(func(p cmp.Path) bool {
+		switch p.Last().String() {
+		case ".Started", ".Instance", ".Simulator":
+			return true
+		}
+		return false
+	}, cmp.Ignore())
+}
+
+// With no cycle asking (PerCycle, one feasible node at a time), the status
+// is brought up to date by one request; not when the simulator was asked
+// recently, nor while the breaker is open.
+func TestKeepFresh(t *testing.T) {
+	srv, calls := countingServer(t, func(_ int32, w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte(goodBody))
+	})
+	// The source alone, its goroutine not started: nothing else asks.
+	logger, ctx := ktesting.NewTestContext(t)
+	m := newProfileMetrics(testProfile)
+	client := simclient.New(simclient.Options{URL: srv.URL + "/simulate", ShownURL: srv.URL, Timeout: time.Second, MaxBodyBytes: 1 << 20}, m)
+	src := newSource(testArgs(t, "simulatorURL: "+srv.URL), client, m, logger, time.Hour).(*perCycle)
+	src.keepFresh(ctx)
+	if calls.Load() != 1 {
+		t.Fatalf("never asked: %d requests, want 1", calls.Load())
+	}
+	if newest := client.Observed().Newest; newest == nil || newest.Scores["n1"] != 900 {
+		t.Fatalf("newest simulation %+v", newest)
+	}
+	src.keepFresh(ctx)
+	if calls.Load() != 1 {
+		t.Errorf("asked again within idle: %d requests", calls.Load())
+	}
+	src.idle = time.Nanosecond
+	src.keepFresh(ctx)
+	if calls.Load() != 2 {
+		t.Errorf("idle for longer: %d requests, want 2", calls.Load())
+	}
+	src.cb.Record(breaker.TimedOut) // opens it
+	src.keepFresh(ctx)
+	if calls.Load() != 2 {
+		t.Errorf("asked with the breaker open (the prober's job): %d requests", calls.Load())
+	}
+}
+
+// The PerCycle source's own goroutine keeps an idle simulator fresh; the
+// status the publisher reads never asks the simulator.
+func TestIdleRefreshIsTheSourcesOwn(t *testing.T) {
+	srv, calls := countingServer(t, func(_ int32, w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte(goodBody))
+	})
+	pl := newTestPlugin(t, srv.URL, "")
+	snapshot := pl.statusSource(plainProfile)
+	for range 3 {
+		snapshot()
+	}
+	if n := calls.Load(); n != 0 {
+		t.Fatalf("reading the status made %d requests, want none", n)
+	}
+
+	// The source as a publishing plugin makes it.
+	logger, ctx := ktesting.NewTestContext(t)
+	m := newProfileMetrics(testProfile)
+	client := simclient.New(simclient.Options{URL: srv.URL + "/simulate", ShownURL: srv.URL, Timeout: time.Second, MaxBodyBytes: 1 << 20}, m)
+	src := newSource(testArgs(t, "simulatorURL: "+srv.URL), client, m, logger, 20*time.Millisecond).(*perCycle)
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { src.run(ctx); close(done) }()
+	eventually(t, "the source asks an idle simulator by itself", func() bool { return calls.Load() >= 2 })
+	cancel()
+	<-done
+}
+
+// informerHandle is a framework handle with informers over the given
+// nodes (never started: the listers read what the test added).
+type informerHandle struct {
+	fwk.Handle
+	informers informers.SharedInformerFactory
+}
+
+func (h informerHandle) ProfileName() string { return plainProfile }
+func (h informerHandle) SharedInformerFactory() informers.SharedInformerFactory {
+	return h.informers
+}
+
+func handleWithNodes(t *testing.T, names ...string) informerHandle {
+	t.Helper()
+	f := informers.NewSharedInformerFactory(fake.NewClientset(), 0)
+	for _, n := range names {
+		if err := f.Core().V1().Nodes().Informer().GetIndexer().Add(st.MakeNode().Name(n).Obj()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return informerHandle{informers: f}
+}
+
+// The status names only the cluster's nodes: the simulator may send any
+// name (live measurements carry what agents say), and a name that is no
+// node is no use to a reader, and may be long or need escaping.
+func TestStatusNamesOnlyKnownNodes(t *testing.T) {
+	body := `{"results":{"n1":{"score":0.9,"latency_ms":1},"<script>\u0007":{"score":0.5,"latency_ms":2},"gone":{"score":0.1}}}`
+	srv, _ := countingServer(t, func(_ int32, w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(body)) })
+	pl := newProfilePlugin(t, srv.URL, "", handleWithNodes(t, "n1", "n2"))
+	scoreCycle(t, pl, nodeInfos("n1", "n2"))
+	sim := pl.statusSource(plainProfile)().Simulator.Simulation
+	if sim == nil {
+		t.Fatal("no simulation in the status")
+	}
+	if !cmp.Equal(sim.MilliScores, map[string]int64{"n1": 900}) {
+		t.Errorf("scores %v, want only n1's", sim.MilliScores)
+	}
+	if _, ok := sim.Metrics["<script>\a"]; ok || len(sim.Metrics) != 1 {
+		t.Errorf("metrics %v, want only n1's", sim.Metrics)
+	}
+}
