@@ -5,14 +5,33 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	st "k8s.io/kubernetes/pkg/scheduler/testing"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 	"sigs.k8s.io/e2e-framework/pkg/features"
+
+	"kns3.dev/kns3/test/kindenv"
 )
+
+// fastPathGate is what e2e/testdata/fastpath adds to the scheduler's args.
+const fastPathGate = "--feature-gates=InterPodAffinityHostnameFastPath=true"
+
+// applyAndWait applies a kustomization and waits for its scheduler pod.
+func applyAndWait(ctx context.Context, t *testing.T, dir string) {
+	t.Helper()
+	if err := kindenv.Apply(ctx, kindCluster.Config, dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kindenv.WaitForScheduler(ctx, kindCluster.Client, 3*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+}
 
 // web is a pod of a self-affine group: labeled app=web, it requires a
 // pod labeled app=web on its node.
@@ -28,9 +47,25 @@ func db(name string) *st.PodWrapper {
 		PodAntiAffinityIn("app", v1.LabelHostname, []string{"db"}, st.PodAntiAffinityWithRequiredReq)
 }
 
-// The deployment runs with InterPodAffinityHostnameFastPath on.
+// TestHostnameAffinity runs with the InterPodAffinityHostnameFastPath gate
+// on (e2e/testdata/fastpath): the shipped installs leave it off.
 func TestHostnameAffinity(t *testing.T) {
 	f := inNamespace(features.New("InterPodAffinity, hostname topology"), "kns3-e2e-affinity").
+		WithSetup("turn the fast path on", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			applyAndWait(ctx, t, filepath.Join(kindCluster.Inputs.Root, "e2e", "testdata", "fastpath"))
+			pod, err := kindenv.SchedulerPod(ctx, kindCluster.Client)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if args := pod.Spec.Containers[0].Args; !slices.Contains(args, fastPathGate) {
+				t.Fatalf("the scheduler runs with %v, without %s", args, fastPathGate)
+			}
+			return ctx
+		}).
+		WithTeardown("back to deploy/", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			applyAndWait(ctx, t, filepath.Join(kindCluster.Inputs.Root, "deploy"))
+			return ctx
+		}).
 		Assess("a self-affine group starts on one node and its peers join it",
 			func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 				c := newCluster(t, cfg)
