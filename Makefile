@@ -70,7 +70,7 @@ host-setup:
 
 # The kind node image (kns-3-node:v1.37.2-<inputs hash>), built if missing.
 node-image: host-setup
-	$(GO) run ./test/kindnode
+	$(GO) run ./internal/kindnode
 
 # The kind suite without Bazel.
 e2e: host-setup
@@ -145,7 +145,7 @@ vet:
 # The kind node's pod network plugin lives in a module of its own, outside
 # ./...: vet it and run its unit tests (pure functions, no root needed).
 nested-check:
-	cd test/kindnode/modules/kubernetes && $(GO) vet ./cmd/kns3-cni && $(GO) test -vet=off -count=1 ./cmd/kns3-cni
+	cd internal/kindnode/modules/kubernetes && $(GO) vet ./cmd/kns3-cni && $(GO) test -vet=off -count=1 ./cmd/kns3-cni
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); \

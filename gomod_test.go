@@ -23,7 +23,7 @@ const schedulerBuild = "scheduler/cmd/kns-3-scheduler/BUILD.bazel"
 
 // nodeModule builds the kind node's Kubernetes programs. It is a module of
 // its own, so it requires the Kubernetes release again.
-const nodeModule = "test/kindnode/modules/kubernetes/go.mod"
+const nodeModule = "internal/kindnode/modules/kubernetes/go.mod"
 
 // moduleBazel names the release for Bazel's module registry.
 const moduleBazel = "MODULE.bazel"

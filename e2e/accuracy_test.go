@@ -15,9 +15,9 @@ import (
 	"sigs.k8s.io/e2e-framework/pkg/features"
 
 	kns3 "kns3.dev/kns3"
+	"kns3.dev/kns3/internal/kindenv"
+	"kns3.dev/kns3/internal/netshape"
 	"kns3.dev/kns3/simulator/api"
-	"kns3.dev/kns3/test/kindenv"
-	"kns3.dev/kns3/test/netshape"
 	"kns3.dev/kns3/test/perf/accuracy"
 )
 
@@ -55,7 +55,7 @@ func TestProbeAccuracy(t *testing.T) {
 			return ctx
 		}).
 		Assess("each shape, ten windows", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-			c := newCluster(t, cfg)
+			c := clusterFrom(ctx, t)
 			c.serveMeasurementsAlone("accuracy")
 			report := accuracy.Report{Version: kns3.Version, Date: time.Now().UTC(), WindowSeconds: int(deployLiveWindow / time.Second), EchoesPerNode: deployLiveEchoes}
 			t.Cleanup(func() {

@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 	"sigs.k8s.io/e2e-framework/pkg/features"
 
-	"kns3.dev/kns3/test/kindenv"
+	"kns3.dev/kns3/internal/kindenv"
 )
 
 // fastPathGate is what e2e/testdata/fastpath adds to the scheduler's args.
@@ -68,7 +68,7 @@ func TestHostnameAffinity(t *testing.T) {
 		}).
 		Assess("a self-affine group starts on one node and its peers join it",
 			func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-				c := newCluster(t, cfg)
+				c := clusterFrom(ctx, t)
 				// Rank the rigorous node first so the group's node is not
 				// merely the one the ranking picks for every pod anyway.
 				c.setScenario("affinity-rigorous-first", scores(c.disabled, 0.9, c.rigorous, 0.8, c.plain, 0.1), false)
@@ -87,7 +87,7 @@ func TestHostnameAffinity(t *testing.T) {
 			}).
 		Assess("anti-affine pods spread one per node; the extra one stays Pending",
 			func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-				c := newCluster(t, cfg)
+				c := clusterFrom(ctx, t)
 				c.setScenario("anti-affinity", scores(c.disabled, 0.9, c.rigorous, 0.3, c.plain, 0.8), false)
 				// Two nodes pass the filter (the third is scheduler=disabled).
 				bound := map[string]string{}

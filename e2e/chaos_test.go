@@ -21,8 +21,8 @@ import (
 	"sigs.k8s.io/e2e-framework/pkg/features"
 
 	"kns3.dev/kns3/installclient"
+	"kns3.dev/kns3/internal/kindenv"
 	schedstatus "kns3.dev/kns3/scheduler/apis/status"
-	"kns3.dev/kns3/test/kindenv"
 )
 
 const (
@@ -44,7 +44,7 @@ func TestSimulatorChaos(t *testing.T) {
 	f := inNamespace(features.New("a sick simulator never stalls scheduling"), "kns3-e2e-chaos").
 		Assess("hang, errors, crash: every pod bound, bounded stalls, fast recovery",
 			func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-				c := newCluster(t, cfg)
+				c := clusterFrom(ctx, t)
 				binds := c.watchBinds()
 				restarts := c.containerRestarts()
 				t.Cleanup(func() {

@@ -25,14 +25,14 @@ import (
 
 	kns3 "kns3.dev/kns3"
 	"kns3.dev/kns3/installclient"
+	"kns3.dev/kns3/internal/conditions"
+	"kns3.dev/kns3/internal/kindenv"
 	"kns3.dev/kns3/scheduler/apis/config"
 	schedstatus "kns3.dev/kns3/scheduler/apis/status"
 	"kns3.dev/kns3/scheduler/plugins/custombind"
 	"kns3.dev/kns3/scheduler/plugins/customfilter"
 	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
 	"kns3.dev/kns3/simulator/api"
-	"kns3.dev/kns3/test/conditions"
-	"kns3.dev/kns3/test/kindenv"
 	"kns3.dev/kns3/test/pods"
 )
 
@@ -55,9 +55,9 @@ var workloadImage = "kns-3-simulator:" + kns3.Version
 const namespaceGone = 3 * time.Minute
 
 // inNamespace gives a feature its own namespace: a feature-level Setup
-// creates it and waits for its default ServiceAccount (which pods need),
-// the Teardown deletes it and waits until it is gone. Assessments find it
-// as cfg.Namespace().
+// creates it, waits for its default ServiceAccount (which pods need) and
+// puts the feature's view of the cluster in the context (clusterFrom);
+// the Teardown deletes the namespace and waits until it is gone.
 func inNamespace(f *features.FeatureBuilder, name string) *features.FeatureBuilder {
 	return f.
 		WithSetup("create namespace "+name, func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
@@ -70,7 +70,11 @@ func inNamespace(f *features.FeatureBuilder, name string) *features.FeatureBuild
 				wait.WithContext(ctx), wait.WithInterval(200*time.Millisecond), wait.WithTimeout(time.Minute), wait.WithImmediate()); err != nil {
 				t.Fatalf("namespace %s has no default ServiceAccount: %v", name, err)
 			}
-			return ctx
+			c, err := newCluster(ctx, cfg, name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return context.WithValue(ctx, clusterKey{}, c)
 		}).
 		WithTeardown("delete namespace "+name, func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			ctx, err := envfuncs.DeleteNamespace(name)(ctx, cfg)
@@ -105,20 +109,18 @@ type cluster struct {
 	disabled, rigorous, plain string
 }
 
-func newCluster(t *testing.T, envCfg *envconf.Config) *cluster {
-	t.Helper()
+// newCluster is the view of the cluster and the feature's namespace that
+// inNamespace's Setup puts in the context, with no test yet.
+func newCluster(ctx context.Context, envCfg *envconf.Config, ns string) (*cluster, error) {
 	cfg := envCfg.Client().RESTConfig()
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	c := &cluster{t: t, env: envCfg, cfg: cfg, client: client, ns: envCfg.Namespace()}
-	if c.ns == "" {
-		t.Fatal("the feature has no namespace (inNamespace)")
-	}
-	nodes, err := client.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
+	c := &cluster{env: envCfg, cfg: cfg, client: client, ns: ns}
+	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	for _, n := range nodes.Items {
 		if _, cp := n.Labels["node-role.kubernetes.io/control-plane"]; cp {
@@ -134,9 +136,24 @@ func newCluster(t *testing.T, envCfg *envconf.Config) *cluster {
 		}
 	}
 	if c.disabled == "" || c.rigorous == "" || c.plain == "" {
-		t.Fatalf("cluster lacks a labeled worker: disabled=%q rigorous=%q plain=%q", c.disabled, c.rigorous, c.plain)
+		return nil, fmt.Errorf("cluster lacks a labeled worker: disabled=%q rigorous=%q plain=%q", c.disabled, c.rigorous, c.plain)
 	}
-	return c
+	return c, nil
+}
+
+// clusterKey is the context key of a feature's cluster view.
+type clusterKey struct{}
+
+// clusterFrom is the feature's cluster view, for test t.
+func clusterFrom(ctx context.Context, t *testing.T) *cluster {
+	t.Helper()
+	c, ok := ctx.Value(clusterKey{}).(*cluster)
+	if !ok {
+		t.Fatal("the feature has no cluster view (inNamespace)")
+	}
+	view := *c
+	view.t = t
+	return &view
 }
 
 // createPod creates p, built with st.MakePod(), for the kns-3-scheduler

@@ -19,10 +19,10 @@ import (
 	"sigs.k8s.io/e2e-framework/pkg/features"
 
 	"kns3.dev/kns3/installclient"
+	"kns3.dev/kns3/internal/conditions"
 	output "kns3.dev/kns3/kubectl-kns3/pkg/apis/output/v1alpha1"
 	kns3cmd "kns3.dev/kns3/kubectl-kns3/pkg/cmd"
 	"kns3.dev/kns3/scheduler/plugins/customfilter"
-	"kns3.dev/kns3/test/conditions"
 	"kns3.dev/kns3/test/pods"
 )
 
@@ -86,7 +86,7 @@ func TestPlacementExplained(t *testing.T) {
 	f := inNamespace(features.New("placement events and kubectl kns3"), "kns3-e2e-explain").
 		Assess("a network-aware placement has an event naming the score, the rank and the best alternative",
 			func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-				c := newCluster(t, cfg)
+				c := clusterFrom(ctx, t)
 				c.setScenario("explain-plain-first", scores(c.disabled, 1.0, c.rigorous, 0.3, c.plain, 0.8), false)
 				c.createPod(st.MakePod().Name("placed"))
 				if node := c.scheduled("placed"); node != c.plain {
@@ -102,7 +102,7 @@ func TestPlacementExplained(t *testing.T) {
 			}).
 		Assess("explain: a rigorous pod, with the filter's verdict on every node",
 			func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-				c := newCluster(t, cfg)
+				c := clusterFrom(ctx, t)
 				c.setScenario("explain-rigorous", scores(c.disabled, 1.0, c.rigorous, 0.3, c.plain, 0.8), false)
 				c.createPod(pods.Rigorous(st.MakePod().Name("rigorous")))
 				if node := c.scheduled("rigorous"); node != c.rigorous {
@@ -132,7 +132,7 @@ func TestPlacementExplained(t *testing.T) {
 			}).
 		Assess("explain: a pending pod shows the scheduler's last FailedScheduling message",
 			func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-				c := newCluster(t, cfg)
+				c := clusterFrom(ctx, t)
 				c.createPod(st.MakePod().Name("pending").NodeSelector(map[string]string{"kns3-e2e/nowhere": "true"}))
 				msg := c.unschedulable("pending")
 				e := c.explainJSON(cfg, "pending")
@@ -148,7 +148,7 @@ func TestPlacementExplained(t *testing.T) {
 			}).
 		Assess("explain: a pod of another scheduler is refused by name",
 			func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-				c := newCluster(t, cfg)
+				c := clusterFrom(ctx, t)
 				c.createPodFor(st.MakePod().Name("other"), "default-scheduler", "")
 				c.scheduled("other")
 				_, err := kubectlKNS3(cfg, "explain", "other", "-n", c.ns)

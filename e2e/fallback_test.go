@@ -34,7 +34,7 @@ func TestSimulatorFailureFallback(t *testing.T) {
 	f := inNamespace(features.New("CustomScorePlugin fallback"), "kns3-e2e-fallback").
 		Assess("with the simulator failing, pods still schedule and the status shows it",
 			func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-				c := newCluster(t, cfg)
+				c := clusterFrom(ctx, t)
 				before := c.published()
 				c.setScenario("failing", scores(c.plain, 0.9), true)
 				t.Cleanup(func() {

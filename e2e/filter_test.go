@@ -29,7 +29,7 @@ func TestFilterExclusions(t *testing.T) {
 	f := inNamespace(features.New("CustomFilterPlugin"), "kns3-e2e-filter").
 		Assess("nothing lands on the scheduler=disabled node, though the simulator ranks it first",
 			func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-				c := newCluster(t, cfg)
+				c := clusterFrom(ctx, t)
 				c.setScenario("filter-disabled-first", scores(c.disabled, 1.0, c.rigorous, 0.6, c.plain, 0.5), false)
 				bound := map[string]string{}
 				for i := 0; i < 6; i++ {
@@ -48,7 +48,7 @@ func TestFilterExclusions(t *testing.T) {
 			}).
 		Assess("rigorous pods land only on the capability=rigorous node, and wait without it",
 			func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-				c := newCluster(t, cfg)
+				c := clusterFrom(ctx, t)
 				// The plain node is ranked first: only the filter keeps
 				// rigorous pods off it.
 				c.setScenario("filter-plain-first", scores(c.disabled, 0.9, c.rigorous, 0.2, c.plain, 0.8), false)

@@ -23,7 +23,7 @@ import (
 	"sigs.k8s.io/e2e-framework/pkg/features"
 
 	"kns3.dev/kns3/installclient"
-	"kns3.dev/kns3/test/kindenv"
+	"kns3.dev/kns3/internal/kindenv"
 )
 
 const (
@@ -65,7 +65,7 @@ func TestHAFailover(t *testing.T) {
 		}).
 		Assess("every pod bound once, none lost, scheduling resumes within the lease duration plus 5 s",
 			func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-				c := newCluster(t, cfg)
+				c := clusterFrom(ctx, t)
 				leader, holder := c.haLeader(ctx)
 				t.Logf("leader %s (lease holder %s)", leader.Name, holder)
 				binds := c.watchBinds()

@@ -17,9 +17,9 @@ import (
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 	"sigs.k8s.io/e2e-framework/pkg/features"
 
+	"kns3.dev/kns3/internal/kindenv"
+	"kns3.dev/kns3/internal/netshape"
 	"kns3.dev/kns3/simulator/api"
-	"kns3.dev/kns3/test/kindenv"
-	"kns3.dev/kns3/test/netshape"
 )
 
 const (
@@ -62,32 +62,32 @@ func TestLiveNetwork(t *testing.T) {
 		}).
 		Assess("identical healthy workers score the same in every window, and take pods as the default scheduler gives them",
 			func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-				newCluster(t, cfg).healthyWorkersTie(ctx)
+				clusterFrom(ctx, t).healthyWorkersTie(ctx)
 				return ctx
 			}).
 		Assess("a shaped worker ranks below within two windows, is avoided and listed as drifted, and ties again once healed",
 			func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-				newCluster(t, cfg).shapedWorkerRanksBelow(ctx)
+				clusterFrom(ctx, t).shapedWorkerRanksBelow(ctx)
 				return ctx
 			}).
 		Assess("2 % loss alone ranks a worker below within two windows",
 			func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-				newCluster(t, cfg).lossAloneRanksBelow(ctx)
+				clusterFrom(ctx, t).lossAloneRanksBelow(ctx)
 				return ctx
 			}).
 		Assess("a worker busy with a CPU burner is not a slow network",
 			func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-				newCluster(t, cfg).busyWorkerIsNotSlow(ctx)
+				clusterFrom(ctx, t).busyWorkerIsNotSlow(ctx)
 				return ctx
 			}).
 		Assess("an echo forged with one agent's address sets off no answers",
 			func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-				newCluster(t, cfg).forgedEchoIsNotAnswered(ctx)
+				clusterFrom(ctx, t).forgedEchoIsNotAnswered(ctx)
 				return ctx
 			}).
 		Assess("the value benchmark: the same clients placed by the default scheduler, by KNS-3 with static numbers and with live ones",
 			func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-				newCluster(t, cfg).valueBenchmark(ctx)
+				clusterFrom(ctx, t).valueBenchmark(ctx)
 				return ctx
 			}).
 		Feature()

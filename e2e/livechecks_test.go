@@ -19,11 +19,11 @@ import (
 	"sigs.k8s.io/e2e-framework/klient/wait"
 
 	kns3 "kns3.dev/kns3"
+	"kns3.dev/kns3/internal/conditions"
+	"kns3.dev/kns3/internal/kindenv"
+	"kns3.dev/kns3/internal/netshape"
 	schedstatus "kns3.dev/kns3/scheduler/apis/status"
 	"kns3.dev/kns3/simulator/api"
-	"kns3.dev/kns3/test/conditions"
-	"kns3.dev/kns3/test/kindenv"
-	"kns3.dev/kns3/test/netshape"
 )
 
 // The healthy check's size: twenty windows in a row, and twenty pairs of

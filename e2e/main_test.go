@@ -21,7 +21,7 @@ import (
 	"sigs.k8s.io/e2e-framework/pkg/envfuncs"
 	"sigs.k8s.io/e2e-framework/support"
 
-	"kns3.dev/kns3/test/kindenv"
+	"kns3.dev/kns3/internal/kindenv"
 )
 
 // clusterName differs from the demo's cluster, so the suite never reuses
@@ -35,9 +35,9 @@ var (
 
 func init() {
 	in := &kindCluster.Inputs
-	flag.StringVar(&in.Root, "kns3.root", "..", "repository root (deploy/, test/kindnode/modules)")
+	flag.StringVar(&in.Root, "kns3.root", "..", "repository root (deploy/, internal/kindnode/modules)")
 	flag.StringVar(&in.Kind, "kns3.kind", "", "kind command (default: built from go.mod's version)")
-	flag.StringVar(&in.NodeImage, "kns3.node-image", os.Getenv("KNS3_NODE_IMAGE"), "kind node image (default: built by test/kindnode; $KNS3_NODE_IMAGE)")
+	flag.StringVar(&in.NodeImage, "kns3.node-image", os.Getenv("KNS3_NODE_IMAGE"), "kind node image (default: built by internal/kindnode; $KNS3_NODE_IMAGE)")
 	flag.StringVar(&in.SchedulerArchive, "kns3.scheduler-archive", "", "kns-3-scheduler image tarball (default: built)")
 	flag.StringVar(&in.SimulatorArchive, "kns3.simulator-archive", "", "kns-3-simulator image tarball (default: built)")
 	flag.StringVar(&in.NetbenchArchive, "kns3.netbench-archive", "", "kns-3-netbench image tarball, the value benchmark's workload (default: built)")

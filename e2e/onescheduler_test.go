@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 	"sigs.k8s.io/e2e-framework/pkg/features"
 
-	"kns3.dev/kns3/test/kindenv"
+	"kns3.dev/kns3/internal/kindenv"
 )
 
 // burstPods is how many pods of each scheduler one mixed burst creates,
@@ -47,7 +47,7 @@ func TestOneScheduler(t *testing.T) {
 	f := inNamespace(features.New("one scheduler for the whole cluster"), "kns3-e2e-onescheduler").
 		WithSetup("mixed burst with two schedulers, then replace kube-scheduler",
 			func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-				c := newCluster(t, cfg)
+				c := clusterFrom(ctx, t)
 				twoSchedulers = c.mixedBurst("two")
 				for _, step := range kindenv.ReplaceSteps() {
 					if err := kindCluster.Run(ctx, step); err != nil {
@@ -67,7 +67,7 @@ func TestOneScheduler(t *testing.T) {
 			}).
 		Assess("pods without a schedulerName get upstream's default profile",
 			func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-				c := newCluster(t, cfg)
+				c := clusterFrom(ctx, t)
 				// Preferred pod anti-affinity: away from the node running app=db.
 				c.createDefaultPod(st.MakePod().Name("db").Label("app", "db").NodeSelector(map[string]string{v1.LabelHostname: c.plain}))
 				c.scheduled("db")
@@ -106,7 +106,7 @@ func TestOneScheduler(t *testing.T) {
 			}).
 		Assess("KNS-3 pods follow the simulator, and the same burst loses no pod",
 			func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-				c := newCluster(t, cfg)
+				c := clusterFrom(ctx, t)
 				c.setScenario("one-scheduler", scores(c.disabled, 0.95, c.rigorous, 0.3, c.plain, 0.7), false)
 				// This profile refreshes in the background: until it has fetched
 				// the new scenario, it scores by the one before.
@@ -123,7 +123,7 @@ func TestOneScheduler(t *testing.T) {
 			}).
 		Assess("a simulator answering in 4.9 s holds up no pod of the cluster",
 			func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-				c := newCluster(t, cfg)
+				c := clusterFrom(ctx, t)
 				// Just under the plugin's 5 s timeout: every request succeeds.
 				c.setScenarioDoc("source: slow\nnodes:\n"+scores(c.plain, 0.9, c.rigorous, 0.1)+"fault: {delay_ms: 4900}\n", isHanging)
 				t.Cleanup(func() { c.setScenario("fast-again", scores(c.plain, 0.9), false) })

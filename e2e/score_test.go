@@ -16,7 +16,7 @@ func TestScoreOrdering(t *testing.T) {
 	f := inNamespace(features.New("CustomScorePlugin"), "kns3-e2e-score").
 		Assess("pods follow the simulator's ranking, and its changes",
 			func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-				c := newCluster(t, cfg)
+				c := clusterFrom(ctx, t)
 				bound := map[string]string{}
 				for round, best := range []struct{ source, scenario, node string }{
 					{"score-plain-first", scores(c.disabled, 0.1, c.rigorous, 0.3, c.plain, 0.9), c.plain},

@@ -17,10 +17,10 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	kns3 "kns3.dev/kns3"
+	"kns3.dev/kns3/internal/netshape"
 	"kns3.dev/kns3/scheduler/apis/config"
 	"kns3.dev/kns3/simulator/api"
 	"kns3.dev/kns3/test/netbench"
-	"kns3.dev/kns3/test/netshape"
 	"kns3.dev/kns3/test/perf/value"
 )
 

@@ -11,10 +11,10 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"kns3.dev/kns3/internal/conditions"
+	"kns3.dev/kns3/internal/kindenv"
 	kns3cmd "kns3.dev/kns3/kubectl-kns3/pkg/cmd"
 	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
-	"kns3.dev/kns3/test/conditions"
-	"kns3.dev/kns3/test/kindenv"
 )
 
 // explainOne prints `kubectl kns3 explain` for one bound pod of the

@@ -14,13 +14,13 @@ import (
 
 	kns3 "kns3.dev/kns3"
 	"kns3.dev/kns3/installclient"
+	"kns3.dev/kns3/internal/conditions"
+	"kns3.dev/kns3/internal/kindenv"
+	"kns3.dev/kns3/internal/netshape"
 	"kns3.dev/kns3/scheduler/apis/config"
 	"kns3.dev/kns3/scheduler/apis/status"
 	"kns3.dev/kns3/scheduler/plugins/customscore/score"
 	"kns3.dev/kns3/simulator/api"
-	"kns3.dev/kns3/test/conditions"
-	"kns3.dev/kns3/test/kindenv"
-	"kns3.dev/kns3/test/netshape"
 )
 
 // liveShape is what the demo shapes the rigorous worker's link to: the

@@ -18,7 +18,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"kns3.dev/kns3/test/kindenv"
+	"kns3.dev/kns3/internal/kindenv"
 )
 
 // defaultName is the demo's cluster.
@@ -32,7 +32,7 @@ func main() {
 	cl := &kindenv.Cluster{Log: os.Stderr, LogPrefix: "demo"}
 	flag.StringVar(&cl.Name, "name", defaultName, "kind cluster name (an existing cluster of this name is replaced)")
 	flag.StringVar(&cl.Inputs.Root, "root", ".", "repository root")
-	flag.StringVar(&cl.Inputs.NodeImage, "node-image", os.Getenv("KNS3_NODE_IMAGE"), "kind node image (default: built by test/kindnode; a stock kindest/node works where a registry is reachable)")
+	flag.StringVar(&cl.Inputs.NodeImage, "node-image", os.Getenv("KNS3_NODE_IMAGE"), "kind node image (default: built by internal/kindnode; a stock kindest/node works where a registry is reachable)")
 	install := flag.String("install", string(kindenv.SecondScheduler),
 		"how KNS-3 runs: second-scheduler (deploy/, beside the cluster's kube-scheduler) or replace (deploy/control-plane, the control plane's only scheduler)")
 	remove := flag.Bool("delete", false, "delete the demo's cluster, thawing what a stuck pod froze, and exit")

@@ -16,10 +16,10 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"kns3.dev/kns3/installclient"
+	"kns3.dev/kns3/internal/conditions"
 	"kns3.dev/kns3/scheduler/apis/config"
 	"kns3.dev/kns3/scheduler/plugins/customfilter"
 	"kns3.dev/kns3/scheduler/plugins/customscore/score"
-	"kns3.dev/kns3/test/conditions"
 )
 
 type podPlacement struct {

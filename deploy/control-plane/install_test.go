@@ -422,7 +422,7 @@ func TestInstall(t *testing.T) {
 			}
 		},
 	}, {
-		// test/kindenv renders with sigs.k8s.io/yaml, which drops the quotes.
+		// internal/kindenv renders with sigs.k8s.io/yaml, which drops the quotes.
 		name: "placeholder unquoted",
 		prepare: func(_ *node, m *string) {
 			*m = strings.Replace(*m, placeholder, "kns3.dev/config-hash: unset", 1)

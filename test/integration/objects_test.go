@@ -11,7 +11,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	st "k8s.io/kubernetes/pkg/scheduler/testing"
 
-	"kns3.dev/kns3/test/conditions"
+	"kns3.dev/kns3/internal/conditions"
 	"kns3.dev/kns3/test/pods"
 )
 

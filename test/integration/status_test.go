@@ -12,9 +12,9 @@ import (
 	st "k8s.io/kubernetes/pkg/scheduler/testing"
 
 	"kns3.dev/kns3/installclient"
+	"kns3.dev/kns3/internal/conditions"
 	"kns3.dev/kns3/scheduler/apis/status"
 	"kns3.dev/kns3/scheduler/plugins"
-	"kns3.dev/kns3/test/conditions"
 	"kns3.dev/kns3/test/pods"
 )
 

@@ -56,7 +56,7 @@ func accuracyMarkdown(r accuracy.Report, machine, command string) string {
 	p("). Do not edit: rerun it.\n\n")
 	p("`deploy/live` as shipped (a %d s window, %g echoes a second per node, trains of 80 packets) on a kind cluster. "+
 		"One worker's link is shaped for real in each way below (tc tbf caps both ways, nftables random drops of what "+
-		"the node receives; test/netshape), and what the simulator served for it is read in %d consecutive windows that "+
+		"the node receives; internal/netshape), and what the simulator served for it is read in %d consecutive windows that "+
 		"each lie wholly after the shaping. What the served numbers mean is in [live.md](live.md).\n\n",
 		r.WindowSeconds, r.EchoesPerNode, len(r.Rows[0].Windows))
 

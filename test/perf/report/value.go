@@ -47,7 +47,7 @@ func valueMarkdown(r value.Report, machine, command string, plotted bool) string
 	}
 	p("). Do not edit: rerun it.\n\n")
 	p("The same %d clients run for %.0f s each time, on one kind cluster whose worker links are shaped for real "+
-		"(tc tbf caps, nftables random drops; test/netshape), placed three ways in one run: by the default scheduler, "+
+		"(tc tbf caps, nftables random drops; internal/netshape), placed three ways in one run: by the default scheduler, "+
 		"by KNS-3 with the sample scenario's static numbers, and by KNS-3 with the simulator's live measurements "+
 		"(deploy/live). Each client fetches a 256 KiB object 4 times a second (8 Mbit/s asked) from a server on the "+
 		"unshaped control-plane node, and makes a small call every 100 ms on a connection of its own; a call failing "+

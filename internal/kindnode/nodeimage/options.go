@@ -20,7 +20,7 @@ import (
 
 // KubernetesVersion is the release the node runs: the k8s.io/kubernetes
 // version go.mod requires, which the node's programs module
-// (test/kindnode/modules/kubernetes) must require too.
+// (internal/kindnode/modules/kubernetes) must require too.
 var KubernetesVersion = kns3.KubernetesVersion
 
 const (
@@ -36,7 +36,7 @@ const (
 // Options says where the build reads and keeps things.
 type Options struct {
 	// ModulesDir holds the Go modules the node's programs are built from
-	// (test/kindnode/modules in this repository).
+	// (internal/kindnode/modules in this repository).
 	ModulesDir string
 	// KindDir is the sigs.k8s.io/kind module, whose images/base/files are
 	// the node's systemd units, entrypoint and configuration.

@@ -2,7 +2,7 @@
 // a container registry and prints its name. An image built from the same
 // inputs is reused, not rebuilt.
 //
-//	go run ./test/kindnode            # prints kns-3-node:v1.37.2-<hash>
+//	go run ./internal/kindnode            # prints kns-3-node:v1.37.2-<hash>
 package main
 
 import (
@@ -12,13 +12,13 @@ import (
 	"os"
 	"path/filepath"
 
-	"kns3.dev/kns3/test/kindnode/nodeimage"
+	"kns3.dev/kns3/internal/kindnode/nodeimage"
 )
 
 func main() {
 	var opts nodeimage.Options
 	printName := flag.Bool("print-name", false, "print the image name the inputs give and exit")
-	flag.StringVar(&opts.ModulesDir, "modules-dir", "", "the node programs' Go modules (default: test/kindnode/modules of the repository around the working directory)")
+	flag.StringVar(&opts.ModulesDir, "modules-dir", "", "the node programs' Go modules (default: internal/kindnode/modules of the repository around the working directory)")
 	flag.StringVar(&opts.KindDir, "kind-dir", "", "the sigs.k8s.io/kind module (default: from the Go module cache)")
 	flag.StringVar(&opts.CacheDir, "cache-dir", "", "build cache (default: $KNS3_CACHE_DIR/kindnode or ~/.cache/kns-3/kindnode)")
 	flag.BoolVar(&opts.Rebuild, "rebuild", false, "build even if the image exists")
@@ -65,13 +65,13 @@ func findModules() (string, error) {
 		return "", err
 	}
 	for {
-		candidate := filepath.Join(dir, "test", "kindnode", "modules")
+		candidate := filepath.Join(dir, "internal", "kindnode", "modules")
 		if _, err := os.Stat(filepath.Join(candidate, "kubernetes", "go.mod")); err == nil {
 			return candidate, nil
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", fmt.Errorf("test/kindnode/modules not found above the working directory: pass --modules-dir")
+			return "", fmt.Errorf("internal/kindnode/modules not found above the working directory: pass --modules-dir")
 		}
 		dir = parent
 	}

@@ -1,4 +1,4 @@
-module kns3.dev/kns3/test/kindnode/modules/kubernetes
+module kns3.dev/kns3/internal/kindnode/modules/kubernetes
 
 go 1.26.6
 

@@ -22,7 +22,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"kns3.dev/kns3/installclient"
-	"kns3.dev/kns3/test/conditions"
+	"kns3.dev/kns3/internal/conditions"
 )
 
 const (

@@ -16,7 +16,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"kns3.dev/kns3/test/kindnode/nodeimage"
+	"kns3.dev/kns3/internal/kindnode/nodeimage"
 )
 
 // Inputs are the files and images a cluster is made from. Empty fields are
@@ -88,7 +88,7 @@ func (in *Inputs) Resolve(ctx context.Context, w io.Writer) error {
 			return err
 		}
 		in.NodeImage, err = nodeimage.Build(ctx, nodeimage.Options{
-			ModulesDir: filepath.Join(root, "test", "kindnode", "modules"),
+			ModulesDir: filepath.Join(root, "internal", "kindnode", "modules"),
 			KindDir:    kindDir,
 			Progress:   w,
 		})

@@ -3,7 +3,7 @@
 // k8s.io/kubernetes/test/integration/util: each condition is a
 // wait.ConditionWithContextFunc, for wait.PollUntilContextTimeout or
 // e2e-framework's klient/wait.For. It depends on client-go alone, so that
-// the integration suite, the kind suite, test/kindenv and the demo may all
+// the integration suite, the kind suite, internal/kindenv and the demo may all
 // import it.
 package conditions
 

@@ -1,4 +1,4 @@
-module kns3.dev/kns3/test/kindnode/modules/coredns
+module kns3.dev/kns3/internal/kindnode/modules/coredns
 
 go 1.26.0
 
