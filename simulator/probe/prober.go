@@ -196,6 +196,10 @@ func NewProber(cfg Config) (*Prober, error) {
 		return nil, fmt.Errorf("probing: %w", err)
 	}
 	_ = conn.SetReadBuffer(socketBuffer)
+	// A whole train must fit in the send buffer: a sender that blocks
+	// until the link drains sends at the link's pace, and its train would
+	// read as a lower bound instead of the link's rate.
+	_ = conn.SetWriteBuffer(socketBuffer)
 	return &Prober{
 		cfg: cfg, conn: conn, now: time.Now, stamped: enableTimestamps(conn) == nil,
 		budget:  newBucket(cfg.BudgetBytesPerSecond, trainWireBytes(cfg.TrainPackets), time.Now()),

@@ -245,9 +245,9 @@ func TestBandwidthOfTrains(t *testing.T) {
 		{"a link that slowed down shows within half a window", slowedDown, t0.Add(10 * time.Second),
 			Estimate{Value: 20, Low: 18, High: 22, Samples: 1, At: t0.Add(9 * time.Second)}},
 		{"a lower bound, rounded down, with no upper end", slowedDown[:2], t0.Add(4 * time.Second),
-			Estimate{Value: 5000, Low: 5000, High: math.Inf(1), AtLeast: true, Samples: 2, At: t0.Add(4 * time.Second)}},
+			Estimate{Value: 5900, Low: 5900, High: math.Inf(1), AtLeast: true, Samples: 2, At: t0.Add(4 * time.Second)}},
 		{"lower bounds only: every one since the link last slowed, within the age limit", steady, t0.Add(32 * time.Second),
-			Estimate{Value: 500, Low: 500, High: math.Inf(1), AtLeast: true, Samples: 3, At: t0.Add(30 * time.Second)}},
+			Estimate{Value: 640, Low: 640, High: math.Inf(1), AtLeast: true, Samples: 3, At: t0.Add(30 * time.Second)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, ok := bandwidth(tc.trains, tc.now, window, maxAge)

@@ -162,7 +162,7 @@ const (
 // traffic or a sender's pause, not a slower link), with an interval from
 // the lowest to the highest, at least bandwidthResolution wide on either
 // side; or, when the highest is a lower bound, that bound rounded down to
-// 1, 2 or 5 times a power of ten, with no upper end.
+// two significant digits, with no upper end.
 func bandwidth(trains []trainSample, now time.Time, window, maxAge time.Duration) (Estimate, bool) {
 	if len(trains) == 0 || trains[len(trains)-1].at.Before(now.Add(-maxAge)) {
 		return Estimate{}, false
@@ -190,7 +190,7 @@ func bandwidth(trains []trainSample, now time.Time, window, maxAge time.Duration
 		e.At = s.at
 	}
 	if e.AtLeast {
-		e.Value = roundDown125(e.Value)
+		e.Value = roundDown2(e.Value)
 		e.Low, e.High = e.Value, math.Inf(1)
 		return e, true
 	}

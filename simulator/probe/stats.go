@@ -42,17 +42,13 @@ func medianInterval(sorted []float64, z float64) (median, low, high float64) {
 	return median, sorted[lo-1], sorted[hi-1]
 }
 
-// roundDown125 is the largest of 1, 2 and 5 times a power of ten at or
-// below v: a lower bound served without the noise of its digits.
-func roundDown125(v float64) float64 {
+// roundDown2 is v rounded down to two significant digits: a lower bound
+// served without the noise of its last digits, and never more than 10 %
+// below what was measured.
+func roundDown2(v float64) float64 {
 	if v <= 0 || !finite(v) {
 		return 0
 	}
-	p := math.Pow(10, math.Floor(math.Log10(v)))
-	for _, m := range []float64{5, 2, 1} {
-		if m*p <= v*(1+1e-12) {
-			return m * p
-		}
-	}
-	return p
+	p := math.Pow(10, math.Floor(math.Log10(v))-1)
+	return math.Floor(v/p*(1+1e-12)) * p
 }
