@@ -79,6 +79,7 @@ func Build(in Input) *output.Explanation {
 		}
 		if m, ok := metrics[n.Name]; ok {
 			row.LatencyMs, row.BandwidthMbps, row.PacketLoss = m.LatencyMs, m.BandwidthMbps, m.PacketLoss
+			row.BandwidthAtLeast = m.BandwidthAtLeast
 		}
 		e.Nodes = append(e.Nodes, row)
 	}

@@ -242,13 +242,15 @@ func TestPrintEscapes(t *testing.T) {
 func TestPrintMetrics(t *testing.T) {
 	s := sim(demoScores)
 	bw, loss, lat := 19.2, 0.046, 0.21
-	s.Metrics = map[string]status.NodeMetrics{"worker3": {LatencyMs: &lat, BandwidthMbps: &bw, PacketLoss: &loss}}
+	fast := 500.0
+	s.Metrics = map[string]status.NodeMetrics{"worker3": {LatencyMs: &lat, BandwidthMbps: &bw, PacketLoss: &loss},
+		"worker2": {BandwidthMbps: &fast, BandwidthAtLeast: true}}
 	pod := st.MakePod().Namespace("ns").Name("p").SchedulerName("kns-3-scheduler").Node("worker2").Obj()
 	var out bytes.Buffer
 	if err := Print(&out, Build(Input{Pod: pod, Nodes: demoNodes, Simulation: s}), time.Unix(1_800_000_012, 0)); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"LATENCY", "BANDWIDTH", "LOSS", "0.21 ms", "19.2 Mbit/s", "4.6%"} {
+	for _, want := range []string{"LATENCY", "BANDWIDTH", "LOSS", "0.21 ms", "19.2 Mbit/s", "4.6%", "≥ 500 Mbit/s"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}

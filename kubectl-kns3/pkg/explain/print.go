@@ -78,7 +78,12 @@ func Print(w io.Writer, e *output.Explanation, now time.Time) error {
 			pod = "here"
 		}
 		if withMetrics {
-			score += "\t" + metric(r.LatencyMs, "%.2f ms", 1) + "\t" + metric(r.BandwidthMbps, "%.1f Mbit/s", 1) + "\t" + metric(r.PacketLoss, "%.1f%%", 100)
+			bandwidth := metric(r.BandwidthMbps, "%.1f Mbit/s", 1)
+			if r.BandwidthAtLeast && r.BandwidthMbps != nil {
+				// A lower bound: the link is at least this fast.
+				bandwidth = "≥ " + metric(r.BandwidthMbps, "%.0f Mbit/s", 1)
+			}
+			score += "\t" + metric(r.LatencyMs, "%.2f ms", 1) + "\t" + bandwidth + "\t" + metric(r.PacketLoss, "%.1f%%", 100)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", safetext.Line(r.Node), r.Filter, score, normalized, rank, pod, safetext.Line(reason))
 	}

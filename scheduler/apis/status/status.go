@@ -166,6 +166,9 @@ type NodeMetrics struct {
 	LatencyMs     *float64 `json:"latencyMs,omitempty"`
 	BandwidthMbps *float64 `json:"bandwidthMbps,omitempty"`
 	PacketLoss    *float64 `json:"packetLoss,omitempty"`
+	// BandwidthAtLeast says BandwidthMbps is only a lower bound: the
+	// simulator could not measure the link above it.
+	BandwidthAtLeast bool `json:"bandwidthAtLeast,omitempty"`
 }
 
 // keyName is what a ConfigMap data key may hold.

@@ -80,7 +80,7 @@ func (pl *CustomScore) statusSource(profile string) func() status.ProfileStatus 
 					if metrics == nil {
 						metrics = map[string]status.NodeMetrics{}
 					}
-					metrics[node] = status.NodeMetrics{LatencyMs: m.LatencyMs, BandwidthMbps: m.BandwidthMbps, PacketLoss: m.PacketLoss}
+					metrics[node] = status.NodeMetrics{LatencyMs: m.LatencyMs, BandwidthMbps: m.BandwidthMbps, PacketLoss: m.PacketLoss, BandwidthAtLeast: m.BandwidthAtLeast}
 				}
 			}
 			doc.Simulator.Simulation = &status.Simulation{

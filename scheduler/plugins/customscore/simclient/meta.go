@@ -28,6 +28,9 @@ type Meta struct {
 // where it says nothing, or nothing finite.
 type Metrics struct {
 	LatencyMs, BandwidthMbps, PacketLoss *float64
+	// BandwidthAtLeast says the simulator serves the bandwidth as a lower
+	// bound (its "measured" estimate's at_least).
+	BandwidthAtLeast bool
 }
 
 // MetaOf reads an answer's metadata and metrics in one decoding of the
@@ -51,6 +54,9 @@ func MetaOf(body []byte) Meta {
 	}
 	for node, r := range w.Results {
 		nm := Metrics{LatencyMs: finite(r.LatencyMs), BandwidthMbps: finite(r.BandwidthMbps), PacketLoss: finite(r.PacketLoss)}
+		if bw := r.Measured.BandwidthMbps; nm.BandwidthMbps != nil && bw != nil {
+			nm.BandwidthAtLeast = bw.AtLeast
+		}
 		if nm.LatencyMs != nil || nm.BandwidthMbps != nil || nm.PacketLoss != nil {
 			if m.Metrics == nil {
 				m.Metrics = map[string]Metrics{}
@@ -99,6 +105,13 @@ type wireNodeMetrics struct {
 	LatencyMs     any `json:"latency_ms"`
 	BandwidthMbps any `json:"bandwidth_mbps"`
 	PacketLoss    any `json:"packet_loss"`
+	// Measured is the optional confidence of a measured node's metrics;
+	// only whether the bandwidth is a lower bound is read.
+	Measured struct {
+		BandwidthMbps *struct {
+			AtLeast bool `json:"at_least"`
+		} `json:"bandwidth_mbps"`
+	} `json:"measured"`
 }
 
 func (r *wireMetricsByNode) UnmarshalJSON(b []byte) error {

@@ -21,6 +21,13 @@ func TestMetaOfMetrics(t *testing.T) {
 	if MetaOf([]byte(`not json`)).Metrics != nil {
 		t.Error("metrics from a body that is not JSON")
 	}
+	// A live answer says how sure each metric is: a bandwidth served as a
+	// lower bound is kept as one.
+	live := MetaOf([]byte(`{"results":{"fast":{"score":1,"bandwidth_mbps":500,"measured":{"bandwidth_mbps":{"value":500,"low":500,"at_least":true,"samples":7}}},
+		"shaped":{"score":0.2,"bandwidth_mbps":19.3,"measured":{"bandwidth_mbps":{"value":19.3,"low":17.4,"high":21.3,"samples":2}}}}}`)).Metrics
+	if f, s := live["fast"], live["shaped"]; !f.BandwidthAtLeast || s.BandwidthAtLeast || s.BandwidthMbps == nil || *s.BandwidthMbps != 19.3 {
+		t.Errorf("fast %+v, shaped %+v: want fast's bandwidth a lower bound, shaped's a measurement", f, s)
+	}
 }
 
 // TestMetaOf reads the metadata and the metrics of one body, in both shapes

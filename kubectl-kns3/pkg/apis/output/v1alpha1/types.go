@@ -67,6 +67,9 @@ type Row struct {
 	LatencyMs     *float64 `json:"latencyMs,omitempty"`
 	BandwidthMbps *float64 `json:"bandwidthMbps,omitempty"`
 	PacketLoss    *float64 `json:"packetLoss,omitempty"`
+	// BandwidthAtLeast says BandwidthMbps is only a lower bound: the
+	// simulator could not measure the link above it.
+	BandwidthAtLeast bool `json:"bandwidthAtLeast,omitempty"`
 	// NormalizedScore is what NormalizeScore makes of the raw scores of
 	// the candidates (nodes that pass both checks above) before the
 	// profile's weight; nil for a non-candidate, or when no candidate has
