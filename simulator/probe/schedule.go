@@ -169,6 +169,10 @@ type trainSample struct {
 	atLeast bool
 }
 
+// minTrainWait is the least the train loop sleeps while the budget is
+// short: echoes spend it too, so the wait it names is often not enough.
+const minTrainWait = 5 * time.Millisecond
+
 // dispersed is the share of its sending rate below which a train is
 // taken to have been slowed by the link: above it, the link carried the
 // train as fast as it was sent, and its rate is a lower bound.
@@ -179,8 +183,24 @@ const dispersed = 0.8
 // what the budget leaves after echoes and hellos.
 func (p *Prober) trains(ctx context.Context) {
 	cost := trainWireBytes(p.cfg.TrainPackets)
+	sleep := func(d time.Duration) bool {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(d):
+			return true
+		}
+	}
 	for ctx.Err() == nil {
+		// Wait for the budget first: at scale it, not the nodes, paces the
+		// trains, and looking for the next node costs a pass over them all.
 		now := p.now()
+		if wait := p.budget.until(now, cost); wait > 0 {
+			if !sleep(max(wait, minTrainWait)) {
+				return
+			}
+			continue
+		}
 		p.mu.Lock()
 		var pick *target
 		for _, t := range p.order {
@@ -192,16 +212,13 @@ func (p *Prober) trains(ctx context.Context) {
 			}
 		}
 		p.mu.Unlock()
-		if pick == nil || !p.budget.trySpend(now, cost) {
-			wait := 100 * time.Millisecond
-			if pick != nil {
-				wait = max(p.budget.until(now, cost), time.Millisecond)
-			}
-			select {
-			case <-ctx.Done():
+		if pick == nil {
+			if !sleep(100 * time.Millisecond) {
 				return
-			case <-time.After(wait):
 			}
+			continue
+		}
+		if !p.budget.trySpend(now, cost) {
 			continue
 		}
 		// Unguessable, so nothing but the agent can report on the train.
