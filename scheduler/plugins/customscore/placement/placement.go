@@ -124,17 +124,27 @@ func Of(cycle *Cycle, pod *v1.Pod, node string) Placement {
 		p.Fallback = cycle.Fallback
 		return p
 	}
-	if sc, scored := cycle.Scores[node]; scored {
-		p.Fallback, p.Score, p.Rank = "", sc, score.Rank(cycle.Scores, cycle.Feasible, node)
+	own, scored := cycle.Scores[node]
+	if scored {
+		p.Fallback, p.Score, p.Rank = "", own, 1
 	} else {
 		p.Fallback = FallbackNodeUnscored
 	}
-	// The best-scored other feasible node, the first name among equals.
+	// One pass over the feasible nodes: the rank (score.Rank's: 1 + the
+	// scored nodes above, ties sharing a rank) and the best-scored other
+	// node, the first name among equals. At 5,000 nodes a cycle has 500
+	// feasible nodes: one lookup each in the simulation's map, not two.
 	found := false
 	for _, name := range cycle.Feasible {
-		other, ok := cycle.Scores[name]
-		if !ok || name == node {
+		if name == node {
 			continue
+		}
+		other, ok := cycle.Scores[name]
+		if !ok {
+			continue
+		}
+		if scored && other > own {
+			p.Rank++
 		}
 		if !found || other > p.AlternativeScore || (other == p.AlternativeScore && name < p.Alternative) {
 			p.Alternative, p.AlternativeScore, found = name, other, true
