@@ -138,14 +138,19 @@ func writeSchedulerConfig(t testing.TB, kubeconfig, simulatorURL string, so sche
 	if profile == nil {
 		t.Fatalf("%s: no profile %s", path, plugins.ProfileName)
 	}
-	// The shipped args, then the test's, then the stub's address.
+	// The shipped args, then the test's, then the stub's address; the
+	// other plugins' args as shipped.
 	args := map[string]any{}
+	others := []any{}
 	if pcs, ok := profile["pluginConfig"].([]any); ok {
 		for _, pc := range pcs {
-			if pc := pc.(map[string]any); pc["name"] == customscore.Name {
-				if shipped, ok := pc["args"].(map[string]any); ok {
-					args = shipped
-				}
+			pc := pc.(map[string]any)
+			if pc["name"] != customscore.Name {
+				others = append(others, pc)
+				continue
+			}
+			if shipped, ok := pc["args"].(map[string]any); ok {
+				args = shipped
 			}
 		}
 	}
@@ -153,7 +158,7 @@ func writeSchedulerConfig(t testing.TB, kubeconfig, simulatorURL string, so sche
 		args[k] = v
 	}
 	args["simulatorURL"] = simulatorURL
-	profile["pluginConfig"] = []any{map[string]any{"name": customscore.Name, "args": args}}
+	profile["pluginConfig"] = append(others, map[string]any{"name": customscore.Name, "args": args})
 	out, err := yaml.Marshal(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -87,7 +87,15 @@ func writeConfigs(dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	for name, data := range map[string][]byte{ProfileFile: profile, NoEventProfileFile: noEvent, NoSinkProfileFile: noSink} {
+	controlPlane, err := os.ReadFile(ControlPlaneConfigPath)
+	if err != nil {
+		return "", err
+	}
+	background, err := BackgroundProfile(controlPlane)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", ControlPlaneConfigPath, err)
+	}
+	for name, data := range map[string][]byte{ProfileFile: profile, NoEventProfileFile: noEvent, NoSinkProfileFile: noSink, BackgroundProfileFile: background} {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
 			return "", err
 		}

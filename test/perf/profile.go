@@ -34,6 +34,13 @@ const (
 	// in place of CustomBindPlugin: the placement events are made but not
 	// written to the API server.
 	NoSinkProfileFile = "kns3-scheduler-config-nosink.yaml"
+	// ControlPlaneConfigPath is the one-scheduler install's configuration
+	// (Background mode), seen from this directory.
+	ControlPlaneConfigPath = "../../deploy/control-plane/scheduler-config.yaml"
+	// BackgroundProfileFile is the one-scheduler install's configuration as
+	// the benchmark runs it (BackgroundProfile): the kns-3-scheduler profile
+	// in Background mode.
+	BackgroundProfileFile = "kns3-scheduler-config-background.yaml"
 	// NoSinkBindPlugin is the benchmark's CustomBindPlugin whose events
 	// go to a sink that drops them (nosink_test.go).
 	NoSinkBindPlugin = "CustomBindPluginNoSink"
@@ -83,6 +90,25 @@ func Profile(deployConfig []byte) ([]byte, error) {
 	return yaml.Marshal(cfg)
 }
 
+// BackgroundProfile returns the one-scheduler install's configuration (the
+// content of deploy/control-plane/scheduler-config.yaml) as the benchmark
+// runs it: as Profile does, and without the install's client connection
+// (a kubeconfig on the control-plane node) and leader election, which the
+// harness replaces with its own client and a single scheduler.
+func BackgroundProfile(controlPlaneConfig []byte) ([]byte, error) {
+	out, err := Profile(controlPlaneConfig)
+	if err != nil {
+		return nil, err
+	}
+	var cfg map[string]any
+	if err := yaml.UnmarshalStrict(out, &cfg); err != nil {
+		return nil, err
+	}
+	delete(cfg, "clientConnection")
+	delete(cfg, "leaderElection")
+	return yaml.Marshal(cfg)
+}
+
 // WithPostBind returns Profile's output (profile) with CustomBindPlugin at
 // the kns-3-scheduler profile's PostBind replaced by the plugin named
 // replacement, or taken out when replacement is "" (then no pod gets a
@@ -125,12 +151,13 @@ func WithPostBind(profile []byte, replacement string) ([]byte, error) {
 
 // profileRef is a schedulerConfigPath naming one of the generated profiles.
 var profileRef = regexp.MustCompile(`(?m)^([ \t]*schedulerConfigPath:[ \t]*)(` +
-	regexp.QuoteMeta(ProfileFile) + `|` + regexp.QuoteMeta(NoEventProfileFile) + `|` + regexp.QuoteMeta(NoSinkProfileFile) + `)[ \t]*$`)
+	regexp.QuoteMeta(ProfileFile) + `|` + regexp.QuoteMeta(NoEventProfileFile) + `|` + regexp.QuoteMeta(NoSinkProfileFile) + `|` +
+	regexp.QuoteMeta(BackgroundProfileFile) + `)[ \t]*$`)
 
 // PerformanceConfig returns the test cases of performance-config.yaml
 // (perfConfig) with each schedulerConfigPath that names ProfileFile,
-// NoEventProfileFile or NoSinkProfileFile pointing at that file in dir instead, where the
-// benchmark wrote them. Template paths stay relative to this directory.
+// NoEventProfileFile, NoSinkProfileFile or BackgroundProfileFile pointing
+// at that file in dir instead, where the benchmark wrote them. Template paths stay relative to this directory.
 func PerformanceConfig(perfConfig []byte, dir string) ([]byte, error) {
 	if !bytes.Contains(perfConfig, []byte(ProfileFile)) || !profileRef.Match(perfConfig) {
 		return nil, fmt.Errorf("no test case has schedulerConfigPath: %s", ProfileFile)

@@ -91,6 +91,38 @@ func TestProfileIsTheShippedOne(t *testing.T) {
 	}
 }
 
+// The benchmark's Background profile is the one-scheduler install's but
+// for the stub's address, and the client connection and leader election
+// the harness replaces; it decodes and validates, in Background mode.
+func TestBackgroundProfileIsTheInstalls(t *testing.T) {
+	installed := read(t, ControlPlaneConfigPath)
+	generated, err := BackgroundProfile(installed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, want := unmarshal(t, generated), unmarshal(t, installed)
+	withoutStub(t, got)
+	delete(want, "clientConnection")
+	delete(want, "leaderElection")
+	for _, p := range want["profiles"].([]any) {
+		pcs, _ := p.(map[string]any)["pluginConfig"].([]any)
+		for _, pc := range pcs {
+			if entry := pc.(map[string]any); entry["name"] == customscore.Name {
+				delete(entry["args"].(map[string]any), "simulatorURL") // the install's, replaced
+			}
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("the benchmark's Background profile differs from %s in more than the stub's address (-installed,+benchmark):\n%s", ControlPlaneConfigPath, diff)
+	}
+	profile := decodeProfile(t, generated)
+	for _, pc := range profile.PluginConfig {
+		if args, ok := pc.Args.(*kns3config.CustomScorePluginArgs); ok && args.RefreshMode != kns3config.RefreshBackground {
+			t.Errorf("%s refreshMode %s, want Background", customscore.Name, args.RefreshMode)
+		}
+	}
+}
+
 func TestProfile(t *testing.T) {
 	const head = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
 	for _, tt := range []struct {
@@ -293,7 +325,7 @@ func TestWithPostBind(t *testing.T) {
 }
 
 func TestPerformanceConfig(t *testing.T) {
-	for _, f := range []string{ProfileFile, NoEventProfileFile, NoSinkProfileFile} {
+	for _, f := range []string{ProfileFile, NoEventProfileFile, NoSinkProfileFile, BackgroundProfileFile} {
 		if _, err := os.Stat(f); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("%s exists (%v): the benchmark generates it from %s; a copy would drift", f, err, DeployConfigPath)
 		}
@@ -311,7 +343,8 @@ func TestPerformanceConfig(t *testing.T) {
 	uses := 0
 	for i, tc := range before {
 		want := tc
-		generated := tc.SchedulerConfigPath == ProfileFile || tc.SchedulerConfigPath == NoEventProfileFile || tc.SchedulerConfigPath == NoSinkProfileFile
+		generated := tc.SchedulerConfigPath == ProfileFile || tc.SchedulerConfigPath == NoEventProfileFile || tc.SchedulerConfigPath == NoSinkProfileFile ||
+			tc.SchedulerConfigPath == BackgroundProfileFile
 		if generated {
 			want.SchedulerConfigPath = filepath.Join(dir, tc.SchedulerConfigPath)
 			uses++

@@ -58,17 +58,23 @@ type CustomScore struct {
 	// nodes are the cluster's, whose scores alone the status names; nil
 	// without informers.
 	nodes corelisters.NodeLister
+	// handle is the profile's framework (nil in some tests).
+	handle fwk.Handle
+	// batch is the plugin's part in opportunistic batching (batch.go).
+	batch batching
 	// stop ends the plugin's goroutines; wg waits for them.
 	stop context.CancelFunc
 	wg   sync.WaitGroup
 }
 
 var (
-	_ fwk.PreScorePlugin  = &CustomScore{}
-	_ fwk.ScorePlugin     = &CustomScore{}
-	_ fwk.ScoreExtensions = &CustomScore{}
-	_ fwk.SignPlugin      = &CustomScore{}
-	_ io.Closer           = &CustomScore{}
+	_ fwk.PreFilterPlugin   = &CustomScore{}
+	_ fwk.EnqueueExtensions = &CustomScore{}
+	_ fwk.PreScorePlugin    = &CustomScore{}
+	_ fwk.ScorePlugin       = &CustomScore{}
+	_ fwk.ScoreExtensions   = &CustomScore{}
+	_ fwk.SignPlugin        = &CustomScore{}
+	_ io.Closer             = &CustomScore{}
 )
 
 // New initializes the plugin from its CustomScorePluginArgs. Invalid args
@@ -87,7 +93,8 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 	}
 	m := newProfileMetrics(profile)
 	logger := klog.FromContext(ctx).WithValues("plugin", Name, "profile", profile)
-	pl := &CustomScore{args: args, metrics: m, absolute: args.Normalization == apiconfig.NormalizationAbsolute}
+	pl := &CustomScore{args: args, metrics: m, absolute: args.Normalization == apiconfig.NormalizationAbsolute, handle: h}
+	pl.batch.now = time.Now
 	pl.client = newClient(args, m)
 	pl.shownURL = pl.client.ShownURL()
 	namespace := os.Getenv(status.NamespaceEnv)
@@ -167,17 +174,33 @@ func (pl *CustomScore) Name() string { return Name }
 // the pod: without a simulation, or when the simulation scores no
 // candidate, it returns Skip, so Score and NormalizeScore do not run and
 // the plugin adds the same (0) to every node, leaving the choice to the
-// other plugins.
+// other plugins. In Background mode it remembers the ranking for the batch
+// the cycle may start, and a re-score inside a batch uses that ranking
+// instead (batch.go).
 func (pl *CustomScore) PreScore(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) *fwk.Status {
-	logger := klog.FromContext(ctx)
+	background := pl.args.RefreshMode == apiconfig.RefreshBackground
+	if background && rescoring(state) {
+		return pl.rescore(ctx, state, pod, nodes)
+	}
 	// The state is written fresh every cycle: nothing from an earlier cycle survives.
 	cs := &placement.Cycle{Feasible: make([]string, len(nodes))}
 	for i, n := range nodes {
 		cs.Feasible[i] = n.Node().Name
 	}
-	placement.Write(state, cs)
-
 	sim, fallback := pl.source.simulation(ctx, pod)
+	s := pl.rank(ctx, cs, pod, sim, fallback)
+	placement.Write(state, cs)
+	if background {
+		pl.remember(cs)
+	}
+	return s
+}
+
+// rank fills cs, whose Feasible nodes are set, from the cycle's
+// simulation (nil: none, for the reason fallback) and counts the cycle in
+// the metrics. It returns Skip when the cycle has nothing to score with.
+func (pl *CustomScore) rank(ctx context.Context, cs *placement.Cycle, pod *v1.Pod, sim *simclient.Simulation, fallback string) *fwk.Status {
+	logger := klog.FromContext(ctx)
 	if sim == nil {
 		pl.metrics.fallback(fallback)
 		cs.Fallback = fallback
@@ -188,9 +211,9 @@ func (pl *CustomScore) PreScore(ctx context.Context, state fwk.CycleState, pod *
 		logger.V(1).Info("Simulator sent nodes without a finite score; they score 0",
 			"pod", klog.KObj(pod), "count", len(sim.Invalid), "nodes", firstN(sim.Invalid, maxLoggedNodes))
 	}
-	if !scoresAny(sim.Scores, nodes) {
+	if !scoresAny(sim.Scores, cs.Feasible) {
 		logger.V(1).Info("Simulator had a score for none of the candidate nodes; scoring skipped",
-			"pod", klog.KObj(pod), "candidates", len(nodes), "results", len(sim.Scores))
+			"pod", klog.KObj(pod), "candidates", len(cs.Feasible), "results", len(sim.Scores))
 		pl.metrics.fallback(placement.FallbackNoneScored)
 		cs.Fallback = placement.FallbackNoneScored
 		return fwk.NewStatus(fwk.Skip)
@@ -231,18 +254,12 @@ func (pl *CustomScore) NormalizeScore(_ context.Context, _ fwk.CycleState, _ *v1
 	return nil
 }
 
-// SignPod refuses to sign: scores come from the simulator at each cycle, so
-// no pod may reuse another pod's scoring through opportunistic batching.
-func (pl *CustomScore) SignPod(_ context.Context, _ *v1.Pod) ([]fwk.SignFragment, *fwk.Status) {
-	return nil, fwk.NewStatus(fwk.Unschedulable, "scores come from a fresh simulation in every scheduling cycle")
-}
-
 // scoresAny reports whether the simulator scored at least one candidate. It
 // runs every cycle, so it stops at the first hit: a full count would double
 // Score's map lookups.
-func scoresAny(scores map[string]int64, nodes []fwk.NodeInfo) bool {
+func scoresAny(scores map[string]int64, nodes []string) bool {
 	for _, n := range nodes {
-		if _, ok := scores[n.Node().Name]; ok {
+		if _, ok := scores[n]; ok {
 			return true
 		}
 	}

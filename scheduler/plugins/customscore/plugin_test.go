@@ -189,13 +189,6 @@ func TestNormalizationArg(t *testing.T) {
 	}
 }
 
-func TestSignPodRefusesBatching(t *testing.T) {
-	_, s := (&CustomScore{}).SignPod(context.Background(), &v1.Pod{})
-	if s.Code() != fwk.Unschedulable {
-		t.Errorf("SignPod status = %v, want Unschedulable so that no pod reuses another's scores", s)
-	}
-}
-
 func TestNewRejectsInvalidArgs(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	_, err := New(ctx, testArgs(t, "timeout: -1s"), nil)
@@ -208,13 +201,13 @@ func TestScoresAny(t *testing.T) {
 	tests := []struct {
 		name   string
 		scores map[string]int64
-		nodes  []fwk.NodeInfo
+		nodes  []string
 		want   bool
 	}{
-		{"no results", nil, nodeInfos("n1", "n2"), false},
-		{"results for other nodes only", map[string]int64{"x": 1, "y": 0}, nodeInfos("n1", "n2"), false},
-		{"last candidate scored", map[string]int64{"n2": 0}, nodeInfos("n1", "n2"), true},
-		{"first candidate scored", map[string]int64{"n1": 500}, nodeInfos("n1", "n2"), true},
+		{"no results", nil, []string{"n1", "n2"}, false},
+		{"results for other nodes only", map[string]int64{"x": 1, "y": 0}, []string{"n1", "n2"}, false},
+		{"last candidate scored", map[string]int64{"n2": 0}, []string{"n1", "n2"}, true},
+		{"first candidate scored", map[string]int64{"n1": 500}, []string{"n1", "n2"}, true},
 		{"no candidates", map[string]int64{"n1": 1}, nil, false},
 	}
 	for _, tt := range tests {

@@ -10,6 +10,7 @@ import (
 	st "k8s.io/kubernetes/pkg/scheduler/testing"
 	"k8s.io/kubernetes/test/utils/ktesting"
 
+	apiconfig "kns3.dev/kns3/scheduler/apis/config"
 	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
 	"kns3.dev/kns3/scheduler/plugins/customscore/simclient"
 )
@@ -63,7 +64,7 @@ func TestCycleFromSource(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, ctx := ktesting.NewTestContext(t)
-			pl := &CustomScore{metrics: newProfileMetrics(testProfile), source: tc.source}
+			pl := &CustomScore{args: &apiconfig.CustomScorePluginArgs{RefreshMode: apiconfig.RefreshPerCycle}, metrics: newProfileMetrics(testProfile), source: tc.source}
 			scored0 := scoredCycles(t)
 			var fallbacks0 float64
 			if tc.wantFallback != "" {

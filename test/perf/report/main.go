@@ -134,16 +134,7 @@ func (r *report) markdown(machine, command string, plotted bool) string {
 		p("![Throughput against node count](performance.png)\n\n")
 	}
 
-	p("## 1. Profile overhead (scheduler_perf, SchedulingBasic)\n\n")
-	p("Upstream's harness (`test/integration/scheduler_perf` of Kubernetes v1.37.2) runs the same workload\n")
-	p("on the default profile and on the `kns-3-scheduler` profile, whose pods the simulator stub\n")
-	p("(on loopback, a result for every node) scores. Throughput in pods/s.\n\n")
-	p("| nodes | default | kns-3-scheduler | KNS-3 / default | runs |\n|---|---|---|---|---|\n")
-	for _, n := range nodeCounts {
-		d, nd := r.throughput(fmt.Sprintf("ProfileOverhead_Default/%dNodes", n))
-		k, nk := r.throughput(fmt.Sprintf("ProfileOverhead_KNS3/%dNodes", n))
-		p("| %d | %s | %s | %s | %d / %d |\n", n, cell(d, nd, "%.1f"), cell(k, nk, "%.1f"), ratio(k, d, nk, nd), nd, nk)
-	}
+	b.WriteString(r.overheadSection())
 
 	p("\n## 2. The hostname fast path (`InterPodAffinityHostnameFastPath`)\n\n")
 	p("Default profile; required pod affinity or anti-affinity with `topologyKey: kubernetes.io/hostname`,\n")
@@ -178,9 +169,13 @@ func (r *report) markdown(machine, command string, plotted bool) string {
 	p("every node, NormalizeScore. `etag=true`: the simulator tags its answer and the plugin asks\n")
 	p("If-None-Match, so an unchanged answer is a 304 and the previous cycle's decoded results are reused;\n")
 	p("`etag=false`: a simulator that ignores conditional requests, every cycle decodes the full body.\n\n")
+	p("`Of` is the placement event's ranking of one pod (5000 scored nodes, 500 feasible), in the binding cycle.\n\n")
 	p("| benchmark | time/op | B/op | allocs/op | runs |\n|---|---|---|---|---|\n")
 	ns := r.goBench["ns/op"]
 	for _, name := range sortedKeys(ns) {
+		if !cycleBenchmark(name) {
+			continue
+		}
 		t, n := ns.median(name)
 		bop, _ := r.goBench["B/op"].median(name)
 		allocs, _ := r.goBench["allocs/op"].median(name)
@@ -197,6 +192,7 @@ func (r *report) markdown(machine, command string, plotted bool) string {
 		p("| %s | %s | %s | %d |\n", name, cell(rps, n, "%.0f"), cell(p99, n, "%.2f"), n)
 	}
 	p("\n%s", r.eventSection())
+	p("\n%s", r.besideSection())
 	return b.String()
 }
 
@@ -222,7 +218,6 @@ func (r *report) plot(dir, png string) (bool, error) {
 	}
 	type pair struct{ title, a, b, la, lb string }
 	pairs := []pair{
-		{"Profile overhead", "ProfileOverhead_Default/%dNodes", "ProfileOverhead_KNS3/%dNodes", "default", "kns-3-scheduler"},
 		{"Hostname affinity", "HostnameAffinity/%dNodes_GateOff", "HostnameAffinity/%dNodes_GateOn", "gate off", "gate on"},
 		{"Hostname anti-affinity", "HostnameAntiAffinity/%dNodes_GateOff", "HostnameAntiAffinity/%dNodes_GateOn", "gate off", "gate on"},
 		{"Hostname + zone affinity", "HostnameAndZoneAffinity/%dNodes_GateOff", "HostnameAndZoneAffinity/%dNodes_GateOn", "gate off", "gate on"},
@@ -231,6 +226,34 @@ func (r *report) plot(dir, png string) (bool, error) {
 	var script strings.Builder
 	fmt.Fprintf(&script, "set terminal pngcairo size 1200,900 font ',10'\nset output '%s'\nset multiplot layout 2,2\n", png)
 	fmt.Fprintf(&script, "set logscale x\nset xlabel 'nodes'\nset ylabel 'pods/s (median)'\nset key bottom left\nset yrange [0:*]\n")
+	// The profiles, every one on the same workload.
+	var rows strings.Builder
+	measured := false
+	for _, n := range nodeCounts {
+		fmt.Fprintf(&rows, "%d", n)
+		for _, pr := range overheadProfiles {
+			v, k := r.throughput(fmt.Sprintf("%s/%dNodes", pr.testCase, n))
+			if k == 0 {
+				rows.WriteString(" NaN")
+				continue
+			}
+			measured = true
+			fmt.Fprintf(&rows, " %g", v)
+		}
+		rows.WriteString("\n")
+	}
+	if measured {
+		profilesData := filepath.Join(dir, "profiles.dat")
+		if err := os.WriteFile(profilesData, []byte(rows.String()), 0o644); err != nil {
+			return false, err
+		}
+		var lines []string
+		for i, pr := range overheadProfiles {
+			lines = append(lines, fmt.Sprintf("'%s' using 1:%d with linespoints title '%s'", profilesData, i+2, pr.label))
+		}
+		fmt.Fprintf(&script, "set title 'Profile overhead (SchedulingBasic)'\nplot %s\n", strings.Join(lines, ", "))
+		plots++
+	}
 	for i, pr := range pairs {
 		data := filepath.Join(dir, fmt.Sprintf("pair%d.dat", i))
 		var rows strings.Builder

@@ -114,3 +114,54 @@ func TestParseLoadNames(t *testing.T) {
 		t.Errorf("parseLoad with stray.txt: err %v, want one naming the file", err)
 	}
 }
+
+// TestOverheadSection: each KNS-3 profile's ratio is the median of the
+// runs' own ratios to the default profile, judged against its goal.
+func TestOverheadSection(t *testing.T) {
+	key := func(c string) string { return "SchedulingThroughput|" + c + "/500Nodes|Average" }
+	r := &report{perf: samples{
+		key("ProfileOverhead_Default"):        {100, 200, 150},
+		key("ProfileOverhead_KNS3"):           {90, 196, 150},  // 0.90, 0.98, 1.00
+		key("ProfileOverhead_KNS3Background"): {110, 190, 160}, // 1.10, 0.95, 1.07
+	}}
+	got := r.overheadSection()
+	for _, want := range []string{
+		"| 500 | 150.0 | 150.0 | 160.0 | 0.98 (met) | 1.07 (met) | 3 / 3 / 3 |",
+		"| 1000 | — | — | — | — | — | 0 / 0 / 0 |",
+		"500 nodes, per run: PerCycle 0.90 (90.0 / 100.0), 0.98 (196.0 / 200.0), 1.00 (150.0 / 150.0)",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("section\n%s\nlacks %q", got, want)
+		}
+	}
+	r.perf[key("ProfileOverhead_KNS3Background")] = []float64{95, 190, 150}
+	if got := r.overheadSection(); !strings.Contains(got, "| 0.95 (**not met**) |") {
+		t.Errorf("Background at 0.95 of the default profile, goal 1.0:\n%s", got)
+	}
+}
+
+// TestBesideSection reads the beside-the-loop benchmarks' own units.
+func TestBesideSection(t *testing.T) {
+	r := &report{goBench: map[string]samples{
+		"cpu-%":               {"BenchmarkBesideTheLoop/nodes=5000/pods=50000": {1.2, 1.5, 1.3}},
+		"drift-cpu-%":         {"BenchmarkBesideTheLoop/nodes=5000/pods=50000": {0.5, 0.6, 0.5}},
+		"retained-MB":         {"BenchmarkBesideTheLoop/nodes=5000/pods=50000": {14, 14, 14}},
+		"ns/op":               {"BenchmarkDriftUpdate/nodes=5000/pods=50000": {26e6, 27e6, 25e6}},
+		"cycles/s-alone":      {"BenchmarkLoopBesideDrift": {1700}},
+		"cycles/s-with-drift": {"BenchmarkLoopBesideDrift": {1690}},
+		"with/alone":          {"BenchmarkLoopBesideDrift": {0.994}},
+	}}
+	got := r.besideSection()
+	for _, want := range []string{
+		"| 50000 | 1.30 | 0.50 | 26.00 ms | 14.0 | met | 3 |",
+		"| 10000 | — | — | — | — | — | 0 |",
+		"| 1700 | 1690 | 0.994 | met | 1 |",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("section\n%s\nlacks %q", got, want)
+		}
+	}
+	if cycleBenchmark("BenchmarkBesideTheLoop/nodes=5000/pods=50000") || !cycleBenchmark("BenchmarkOf") {
+		t.Error("cycleBenchmark puts the benchmarks in the wrong sections")
+	}
+}

@@ -28,6 +28,12 @@ const (
 // without a score for the pod's node, counts for nothing and restarts the
 // pod's clock, so old numbers never make drift. It is not safe for
 // concurrent use: one goroutine (the publisher's) updates it.
+//
+// Update runs on every publish tick over every pod of the cluster, so it
+// reads each pod object once: an informer never changes an object it has
+// handed out (an update brings a new one), so what Update needs of a pod
+// is kept by the object's address (views) and read again only for a new
+// object.
 type Tracker struct {
 	profile string
 	margin  int64
@@ -36,6 +42,19 @@ type Tracker struct {
 	now     func() time.Time
 	// seen is by pod; a pod no longer running is forgotten.
 	seen map[types.UID]*podDrift
+	// views is by pod object; an object no longer listed is forgotten.
+	views map[*v1.Pod]*podView
+	// updates counts the calls of Update: entries hold the last that saw
+	// them.
+	updates uint64
+	// nodeIndex numbers the node names pods ran on, so that a pass reads a
+	// pod's node's score from a slice filled once per node, not from the
+	// simulation's map once per pod. It only grows, as nodes come.
+	nodeIndex map[string]int
+	// classes numbers the classes of pods seen (placement.Class), so that
+	// a pass looks a pod's class up by number, not by a long string. It
+	// only grows: pods of a profile come in few classes.
+	classes map[string]int
 	// passes counts the passes over the nodes the last Update made, one per
 	// class of pods the filters treat alike: its cost is nodes × passes.
 	passes int
@@ -44,7 +63,8 @@ type Tracker struct {
 // New returns the tracker of profile's pods, listing those whose node
 // falls below the best by margin (thousandths of a score).
 func New(profile string, margin int64, pods corelisters.PodLister, nodes corelisters.NodeLister) *Tracker {
-	return &Tracker{profile: profile, margin: margin, pods: pods, nodes: nodes, now: time.Now, seen: map[types.UID]*podDrift{}}
+	return &Tracker{profile: profile, margin: margin, pods: pods, nodes: nodes, now: time.Now,
+		seen: map[types.UID]*podDrift{}, views: map[*v1.Pod]*podView{}, nodeIndex: map[string]int{}, classes: map[string]int{}}
 }
 
 type podDrift struct {
@@ -53,6 +73,39 @@ type podDrift struct {
 	// since is when its node fell below the best by the margin; zero
 	// while it has not.
 	since time.Time
+	// update is the last Update that saw the pod running.
+	update uint64
+}
+
+// podView is what Update reads of one pod object.
+type podView struct {
+	// ours: a running pod of the profile, not being deleted; the rest is
+	// set only then.
+	ours bool
+	pod  *v1.Pod
+	node string
+	// nodeIndex numbers node in Tracker.nodeIndex.
+	nodeIndex int
+	class     int
+	// drift is the pod's entry in seen, once it has one.
+	drift *podDrift
+	// update is the last Update that listed the object.
+	update uint64
+}
+
+func (d *Tracker) view(pod *v1.Pod) *podView {
+	v := &podView{pod: pod}
+	if pod.Spec.SchedulerName != d.profile || pod.Spec.NodeName == "" || pod.Status.Phase != v1.PodRunning || pod.DeletionTimestamp != nil {
+		return v
+	}
+	v.ours, v.node, v.class, v.drift = true, pod.Spec.NodeName, d.classOf(pod), d.seen[pod.UID]
+	i, ok := d.nodeIndex[v.node]
+	if !ok {
+		i = len(d.nodeIndex)
+		d.nodeIndex[v.node] = i
+	}
+	v.nodeIndex = i
+	return v
 }
 
 // Update judges the running pods against sim, the newest simulation (nil
@@ -75,18 +128,40 @@ func (d *Tracker) Update(sim *status.Simulation) ([]status.DriftedPod, int) {
 		return nil, 0
 	}
 	d.passes = 0
-	running := map[types.UID]bool{}
-	bestFor := map[string][2]scored{} // by filter class
+	d.updates++
+	var bestFor []*[2]scored // by class
+	// scoreOf is the score of each node in nodeIndex, filled as pods need.
+	type nodeScore struct {
+		milli      int64
+		ok, filled bool
+	}
+	var scoreOf []nodeScore
 	var drifted []status.DriftedPod
 	for _, pod := range pods {
-		if pod.Spec.SchedulerName != d.profile || pod.Spec.NodeName == "" || pod.Status.Phase != v1.PodRunning || pod.DeletionTimestamp != nil {
+		v := d.views[pod]
+		if v == nil {
+			v = d.view(pod)
+			d.views[pod] = v
+		}
+		v.update = d.updates
+		if !v.ours {
 			continue
 		}
-		running[pod.UID] = true
-		st := d.seen[pod.UID]
+		st := v.drift
+		if st != nil {
+			st.update = d.updates
+		}
 		own, ok := int64(0), false
 		if fresh {
-			own, ok = sim.MilliScores[pod.Spec.NodeName]
+			for len(scoreOf) <= v.nodeIndex {
+				scoreOf = append(scoreOf, nodeScore{})
+			}
+			ns := &scoreOf[v.nodeIndex]
+			if !ns.filled {
+				ns.milli, ns.ok = sim.MilliScores[v.node]
+				ns.filled = true
+			}
+			own, ok = ns.milli, ns.ok
 		}
 		if !ok {
 			// Nothing fresh to judge by: the clock restarts.
@@ -96,18 +171,20 @@ func (d *Tracker) Update(sim *status.Simulation) ([]status.DriftedPod, int) {
 			continue
 		}
 		if st == nil {
-			st = &podDrift{then: own}
-			d.seen[pod.UID] = st
+			st = &podDrift{then: own, update: d.updates}
+			d.seen[pod.UID], v.drift = st, st
 		}
-		class := placement.Class(pod)
-		top, ok := bestFor[class]
-		if !ok {
-			top = best2(pod, nodes, sim.MilliScores)
-			bestFor[class] = top
+		for len(bestFor) <= v.class {
+			bestFor = append(bestFor, nil)
+		}
+		if bestFor[v.class] == nil {
+			top := best2(pod, nodes, sim.MilliScores)
+			bestFor[v.class] = &top
 			d.passes++
 		}
+		top := bestFor[v.class]
 		alt := top[0]
-		if alt.node == pod.Spec.NodeName {
+		if alt.node == v.node {
 			alt = top[1]
 		}
 		if alt.node == "" || !below(own, alt.milli, d.margin) {
@@ -124,9 +201,15 @@ func (d *Tracker) Update(sim *status.Simulation) ([]status.DriftedPod, int) {
 			})
 		}
 	}
-	for uid := range d.seen {
-		if !running[uid] {
-			delete(d.seen, uid)
+	// A pod no longer listed running has no object seen in this pass that
+	// refreshed its entry: forgetting its objects forgets it.
+	for pod, v := range d.views {
+		if v.update == d.updates {
+			continue
+		}
+		delete(d.views, pod)
+		if v.drift != nil && v.drift.update != d.updates {
+			delete(d.seen, pod.UID)
 		}
 	}
 	slices.SortFunc(drifted, func(a, b status.DriftedPod) int {
@@ -134,6 +217,17 @@ func (d *Tracker) Update(sim *status.Simulation) ([]status.DriftedPod, int) {
 	})
 	omitted := max(len(drifted)-maxDriftListed, 0)
 	return drifted[:len(drifted)-omitted], omitted
+}
+
+// classOf numbers pod's placement.Class.
+func (d *Tracker) classOf(pod *v1.Pod) int {
+	class := placement.Class(pod)
+	n, ok := d.classes[class]
+	if !ok {
+		n = len(d.classes)
+		d.classes[class] = n
+	}
+	return n
 }
 
 // below reports whether own is below alt by at least margin (≥ 0),

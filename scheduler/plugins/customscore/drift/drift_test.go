@@ -230,9 +230,15 @@ func indexer(t *testing.T, pods []*v1.Pod) cache.Indexer {
 }
 
 // BenchmarkDriftUpdate is one publish tick's drift pass at the size the
-// README names: 5,000 nodes and 10,000 running pods with the default
-// tolerations.
+// README names: 5,000 nodes and 10,000 or 50,000 running pods with the
+// default tolerations.
 func BenchmarkDriftUpdate(b *testing.B) {
+	for _, pods := range []int{10000, 50000} {
+		b.Run(fmt.Sprintf("nodes=5000/pods=%d", pods), func(b *testing.B) { benchmarkDriftUpdate(b, pods) })
+	}
+}
+
+func benchmarkDriftUpdate(b *testing.B, pods int) {
 	clock := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	ni := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
 	scores := map[string]int64{}
@@ -244,7 +250,7 @@ func BenchmarkDriftUpdate(b *testing.B) {
 		scores[n.Name] = int64(i % 1000)
 	}
 	pi := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
-	for i := range 10000 {
+	for i := range pods {
 		p := runningPod(fmt.Sprintf("pod-%05d", i), fmt.Sprintf("node-%04d", i%5000))
 		p.Spec.Tolerations = defaultTolerations()
 		if err := pi.Add(p); err != nil {
@@ -254,7 +260,10 @@ func BenchmarkDriftUpdate(b *testing.B) {
 	d := New(driftProfile, 200, corelisters.NewPodLister(pi), corelisters.NewNodeLister(ni))
 	d.now = func() time.Time { return clock }
 	sim := &status.Simulation{MilliScores: scores, WindowSeconds: 30, Received: clock}
+	// A tick in the steady state: the tracker has seen the pods before.
+	d.Update(sim)
 	b.ReportAllocs()
+	b.ResetTimer()
 	for b.Loop() {
 		d.Update(sim)
 	}
@@ -294,5 +303,39 @@ func TestDriftExtremeValues(t *testing.T) {
 				t.Errorf("listed %d, want %d", len(list), tc.want)
 			}
 		})
+	}
+}
+
+// TestDriftReadsEachNewObject: the tracker reads a pod object once, but an
+// update brings a new object, read again: a pod that turns rigorous has
+// no rigorous node to go to and is no longer listed, and its clock is kept
+// across the update while it stays below.
+func TestDriftReadsEachNewObject(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	clock := t0
+	p := runningPod("p", "n1")
+	d := newDriftTracker(t, &clock, []*v1.Pod{p}, []*v1.Node{st.MakeNode().Name("n1").Obj(), st.MakeNode().Name("n2").Obj()})
+	sim := func() *status.Simulation {
+		return &status.Simulation{MilliScores: map[string]int64{"n1": 100, "n2": 900}, WindowSeconds: 30, Received: clock}
+	}
+	d.Update(sim())
+	// Updated (a label), still below: the clock runs on.
+	updated := p.DeepCopy()
+	updated.Labels = map[string]string{"app": "web"}
+	d.pods = corelisters.NewPodLister(indexer(t, []*v1.Pod{updated}))
+	clock = t0.Add(31 * time.Second)
+	if list, _ := d.Update(sim()); len(list) != 1 || !list[0].Since.Equal(t0) {
+		t.Fatalf("after an update that changes nothing drift reads: %+v, want p drifted since t0", list)
+	}
+	// Rigorous now: n2 is no candidate.
+	rigorous := updated.DeepCopy()
+	rigorous.Annotations = map[string]string{customfilter.AnnotationQoS: customfilter.ValueRigorous}
+	d.pods = corelisters.NewPodLister(indexer(t, []*v1.Pod{rigorous}))
+	clock = t0.Add(32 * time.Second)
+	if list, _ := d.Update(sim()); len(list) != 0 {
+		t.Errorf("a rigorous pod with no rigorous node listed: %+v", list)
+	}
+	if len(d.views) != 1 {
+		t.Errorf("%d pod objects remembered, want only the one listed", len(d.views))
 	}
 }

@@ -1,6 +1,7 @@
 package placement
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -106,6 +107,33 @@ func TestOf(t *testing.T) {
 			want: Placement{Node: "a", Fallback: FallbackSingleNode},
 		},
 		{
+			name:  "a reused ranking, confirmed by the re-score",
+			cycle: &Cycle{Scores: map[string]int64{"a": 950, "b": 707, "c": 400}, Feasible: three, Reuse: confirmed()},
+			node:  "b",
+			want:  Placement{Node: "b", Score: 707, Rank: 2, Feasible: 3, Alternative: "a", AlternativeScore: 950, Reused: ReusedRanking},
+			msg:   "Network-aware: b has simulator score 0.707, rank 2 of 3 feasible nodes; best alternative a (0.950); ranking reused from the pod scheduled before it (opportunistic batching)",
+		},
+		{
+			name:  "a ranking that may have been reused",
+			cycle: &Cycle{Scores: map[string]int64{"a": 950, "b": 707, "c": 400}, Feasible: three, Reuse: &Reuse{}},
+			node:  "a",
+			want:  Placement{Node: "a", Score: 950, Rank: 1, Feasible: 3, Alternative: "b", AlternativeScore: 707, Reused: ReusedUnlessOnly},
+			msg:   "; ranking reused from the pod scheduled before it (opportunistic batching), unless the node was the only feasible one",
+		},
+		{
+			name:  "a reused fallback ranking",
+			cycle: &Cycle{Feasible: three, Fallback: FallbackStale, Reuse: confirmed()},
+			node:  "a",
+			want:  Placement{Node: "a", Fallback: FallbackStale, Feasible: 3, Reused: ReusedRanking},
+			msg:   "Fallback (stale): a chosen without network scores: no simulation younger than maxSimulationAge; ranking reused",
+		},
+		{
+			name:      "a nominated pod is never batched",
+			cycle:     &Cycle{Scores: map[string]int64{"a": 950, "b": 707}, Feasible: []string{"a", "b"}, Reuse: &Reuse{}},
+			nominated: "a", node: "a",
+			want: Placement{Node: "a", Fallback: FallbackNominatedNode},
+		},
+		{
 			name:      "a nominated pod whose cycle scored",
 			cycle:     &Cycle{Scores: map[string]int64{"a": 950, "b": 707}, Feasible: []string{"a", "b"}},
 			nominated: "a", node: "a",
@@ -126,6 +154,12 @@ func TestOf(t *testing.T) {
 	}
 }
 
+func confirmed() *Reuse {
+	r := &Reuse{}
+	r.Confirm()
+	return r
+}
+
 // TestPlacementMessageIsBounded: Message never exceeds MaxMessage.
 // No real placement reaches the bound: node names are DNS subdomains of at
 // most 253 bytes, and the longest message, two such names with the widest
@@ -143,7 +177,9 @@ func TestPlacementMessageIsBounded(t *testing.T) {
 	// message over it.
 	tooLong := strings.Repeat("é", MaxMessage)
 	for _, fallback := range fallbacks {
-		msg := placement(tooLong+"1", tooLong+"2", fallback).Message()
+		p := placement(tooLong+"1", tooLong+"2", fallback)
+		p.Reused = ReusedUnlessOnly
+		msg := p.Message()
 		if len(msg) > MaxMessage || !utf8.ValidString(msg) || !strings.HasSuffix(msg, "…") {
 			t.Errorf("fallback %q, %d-byte names: Message() is %d bytes ending %q, want at most %d, valid UTF-8, ending …",
 				fallback, len(tooLong)+1, len(msg), msg[max(0, len(msg)-8):], MaxMessage)
@@ -156,6 +192,7 @@ func TestPlacementMessageIsBounded(t *testing.T) {
 	}
 	for _, fallback := range fallbacks {
 		p := placement(longest+"1", longest+"2", fallback)
+		p.Reused = ReusedUnlessOnly
 		msg := p.Message()
 		if len(msg) > MaxMessage || strings.HasSuffix(msg, "…") || !strings.Contains(msg, p.Node) {
 			t.Errorf("fallback %q, 253-byte names: Message() = %d bytes %q, want it whole, at most %d", fallback, len(msg), msg, MaxMessage)
@@ -163,5 +200,26 @@ func TestPlacementMessageIsBounded(t *testing.T) {
 		if (fallback == "" || fallback == FallbackNodeUnscored) && !strings.Contains(msg, p.Alternative) {
 			t.Errorf("fallback %q, 253-byte names: Message() = %q lacks the alternative", fallback, msg)
 		}
+	}
+}
+
+// BenchmarkOf is the placement event's ranking at 5,000 nodes: a
+// simulation scoring every node, 500 of them feasible (upstream scores 10%
+// of 5,000 nodes).
+func BenchmarkOf(b *testing.B) {
+	scores := make(map[string]int64, 5000)
+	feasible := make([]string, 0, 500)
+	for i := range 5000 {
+		name := fmt.Sprintf("perf-node-%05d", i)
+		scores[name] = int64(i * 7919 % 1000)
+		if i%10 == 0 {
+			feasible = append(feasible, name)
+		}
+	}
+	cycle := &Cycle{Scores: scores, Feasible: feasible}
+	pod := st.MakePod().Name("p").Obj()
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = Of(cycle, pod, feasible[250]).Message()
 	}
 }

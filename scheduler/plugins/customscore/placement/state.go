@@ -2,6 +2,7 @@ package placement
 
 import (
 	"fmt"
+	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
 	fwk "k8s.io/kube-scheduler/framework"
@@ -17,8 +18,28 @@ const ScorePlugin = "CustomScorePlugin"
 const StateKey fwk.StateKey = ScorePlugin + "/simulation"
 
 // Clone returns c itself: a Cycle is never written after PreScore, so the
-// copies may share it.
+// copies may share it. (Its Reuse, shared too, is written once, when the
+// copy proves the reuse: see Reuse.)
 func (c *Cycle) Clone() fwk.StateData { return c }
+
+// Reuse marks a Cycle that holds an earlier cycle's ranking: in Background
+// mode CustomScorePlugin's PreFilter leaves the ranking upstream's
+// opportunistic batching may reuse, and a cycle that then ranks for itself
+// replaces it. Kept to the binding cycle, it means the pod's own cycle
+// ran no PreScore: the scheduler took the node from the reused ranking,
+// or the node was the only feasible one (which the plugin cannot tell
+// apart), unless Confirm was called. The scheduler re-scores the node the
+// previous pod took (with PreScore, on a copy of the cycle's state) only
+// when it reuses a ranking, so that PreScore confirms it.
+type Reuse struct {
+	confirmed atomic.Bool
+}
+
+// Confirm records that the scheduler reused the ranking.
+func (r *Reuse) Confirm() { r.confirmed.Store(true) }
+
+// Confirmed reports whether Confirm was called.
+func (r *Reuse) Confirmed() bool { return r != nil && r.confirmed.Load() }
 
 // Write leaves c in state for the rest of the scheduling and binding cycle.
 func Write(state fwk.CycleState, c *Cycle) { state.Write(StateKey, c) }

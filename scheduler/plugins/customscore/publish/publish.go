@@ -60,6 +60,12 @@ type Publisher struct {
 	snapshot func() status.ProfileStatus
 	// leading reports whether this scheduler schedules (and so publishes).
 	leading func(context.Context) (bool, error)
+
+	// What Tick published last (without the publication time) and when,
+	// and its last error, which it logs once.
+	last    []byte
+	lastAt  time.Time
+	lastErr string
 }
 
 // New returns the publisher of profile's status, taken from snapshot, into
@@ -84,34 +90,39 @@ func New(client kubernetes.Interface, namespace, profile string, snapshot func()
 
 // Run publishes every interval until ctx ends.
 func (p *Publisher) Run(ctx context.Context) {
-	logger := klog.FromContext(ctx).WithValues("configMap", klog.KRef(p.namespace, status.ConfigMapName), "key", p.key)
 	ticker := time.NewTicker(p.interval)
 	defer ticker.Stop()
-	var last []byte
-	var lastAt time.Time
-	var lastErr string
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-ticker.C:
 		}
-		body, at, err := p.publish(ctx, last, lastAt)
-		switch {
-		case err != nil && err.Error() != lastErr:
-			// Said once, not every tick: the cause rarely changes by itself.
-			logger.Info("Publishing the plugin's status failed", "err", err)
-		case err == nil && lastErr != "":
-			logger.Info("Publishing the plugin's status works again")
-		}
-		if err != nil {
-			lastErr = err.Error()
-			continue
-		}
-		lastErr = ""
-		if body != nil {
-			last, lastAt = body, at
-		}
+		p.Tick(ctx)
+	}
+}
+
+// Tick is one of Run's ticks: it publishes when this scheduler leads and
+// the state changed since the last publication, or the heartbeat is due,
+// and logs a failure once, until publishing works again. Run calls it
+// from one goroutine; it is not safe for concurrent use.
+func (p *Publisher) Tick(ctx context.Context) {
+	logger := klog.FromContext(ctx).WithValues("configMap", klog.KRef(p.namespace, status.ConfigMapName), "key", p.key)
+	body, at, err := p.publish(ctx, p.last, p.lastAt)
+	switch {
+	case err != nil && err.Error() != p.lastErr:
+		// Said once, not every tick: the cause rarely changes by itself.
+		logger.Info("Publishing the plugin's status failed", "err", err)
+	case err == nil && p.lastErr != "":
+		logger.Info("Publishing the plugin's status works again")
+	}
+	if err != nil {
+		p.lastErr = err.Error()
+		return
+	}
+	p.lastErr = ""
+	if body != nil {
+		p.last, p.lastAt = body, at
 	}
 }
 

@@ -1,0 +1,182 @@
+package customscore
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+	st "k8s.io/kubernetes/pkg/scheduler/testing"
+	"k8s.io/kubernetes/test/utils/ktesting"
+
+	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
+)
+
+// listingHandle is a profile's framework that lists the plugins it runs
+// at PreFilter, as the scheduler's does.
+type listingHandle struct {
+	profileHandle
+	preFilter []string
+}
+
+func (h listingHandle) ListPlugins() *config.Plugins {
+	var ps config.Plugins
+	for _, n := range h.preFilter {
+		ps.PreFilter.Enabled = append(ps.PreFilter.Enabled, config.Plugin{Name: n})
+	}
+	return &ps
+}
+
+// The plugin signs pods only where a batch keeps its meaning: in
+// Background mode, in a profile that runs its PreFilter, for pods outside
+// pod groups.
+func TestSignPod(t *testing.T) {
+	grouped := st.MakePod().Name("g").Obj()
+	grouped.Spec.SchedulingGroup = &v1.PodSchedulingGroup{PodGroupName: ptrTo("group")}
+	for _, tc := range []struct {
+		name      string
+		args      string
+		preFilter []string
+		pod       *v1.Pod
+		signs     bool
+	}{
+		{"PerCycle", "", []string{Name}, st.MakePod().Name("p").Obj(), false},
+		{"Background", "refreshMode: Background", []string{Name}, st.MakePod().Name("p").Obj(), true},
+		{"Background, without the plugin at preFilter", "refreshMode: Background", []string{"NodeResourcesFit"}, st.MakePod().Name("p").Obj(), false},
+		{"Background, a pod group's pod", "refreshMode: Background", []string{Name}, grouped, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pl := newProfilePlugin(t, "http://127.0.0.1:1", tc.args, listingHandle{profileHandle{name: testProfile}, tc.preFilter})
+			_, s := pl.SignPod(context.Background(), tc.pod)
+			if got := s.IsSuccess(); got != tc.signs {
+				t.Errorf("SignPod = %v, want signed %t", s, tc.signs)
+			}
+			if !s.IsSuccess() && s.Code() != fwk.Unschedulable {
+				t.Errorf("SignPod refuses with %v, want Unschedulable (an unsignable pod, not an error)", s.Code())
+			}
+		})
+	}
+	// A handle that cannot list its plugins: no batching.
+	pl := newProfilePlugin(t, "http://127.0.0.1:1", "refreshMode: Background", nil)
+	if _, s := pl.SignPod(context.Background(), st.MakePod().Name("p").Obj()); s.IsSuccess() {
+		t.Error("SignPod signs without knowing whether the profile runs the plugin's PreFilter")
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+// A batch ranks every pod with one simulation. The scheduler re-scores the
+// node the previous pod took with PreScore on a copy of the cycle's
+// state; a refresh in between must not give that node a score from a
+// newer simulation than the batch's others. The next cycle that scores in
+// full takes the newer one.
+func TestRescoreInsideABatchKeepsItsSimulation(t *testing.T) {
+	var body atomic.Value
+	var status atomic.Int32
+	body.Store(`{"results":{"n1":{"score":0.9},"n2":{"score":0.1}}}`)
+	srv, _ := simulator(t, &body, &status)
+	pl := newTestPlugin(t, srv.URL, "refreshMode: Background\nrefreshInterval: 10ms\nmaxSimulationAge: 10s")
+	_, ctx := ktesting.NewTestContext(t)
+	nodes := nodeInfos("n1", "n2")
+	pod := st.MakePod().Name("p").Obj()
+	// score is Score's value for node after PreScore's status s on state:
+	// -1 when PreScore skipped scoring.
+	score := func(state fwk.CycleState, s *fwk.Status, node fwk.NodeInfo) int64 {
+		t.Helper()
+		switch {
+		case s.IsSkip():
+			return -1
+		case !s.IsSuccess():
+			t.Fatalf("PreScore: %v", s)
+		}
+		v, s := pl.Score(ctx, state, pod, node)
+		if !s.IsSuccess() {
+			t.Fatalf("Score: %v", s)
+		}
+		return v
+	}
+	// fullCycle is a cycle that scores in full; it returns n1's score.
+	fullCycle := func() int64 {
+		t.Helper()
+		state := framework.NewCycleState()
+		if _, s := pl.PreFilter(ctx, state, pod, nodes); !s.IsSuccess() {
+			t.Fatalf("PreFilter: %v", s)
+		}
+		return score(state, pl.PreScore(ctx, state, pod, nodes), nodes[0])
+	}
+	eventually(t, "the first simulation", func() bool { return fullCycle() == 900 })
+
+	// The batch's first pod ranked with 0.9; the simulator now says 0.5.
+	body.Store(`{"results":{"n1":{"score":0.5},"n2":{"score":0.1}}}`)
+	eventually(t, "the refresh", func() bool {
+		sim, _ := pl.source.simulation(ctx, pod)
+		return sim != nil && sim.Scores["n1"] == 500
+	})
+
+	// The next pod of the batch: its cycle's PreFilter, then the re-score
+	// of n1 on a copy of its state.
+	state := framework.NewCycleState()
+	if _, s := pl.PreFilter(ctx, state, pod, nodes); !s.IsSuccess() {
+		t.Fatalf("PreFilter: %v", s)
+	}
+	copied := state.Clone()
+	if got := score(copied, pl.PreScore(ctx, copied, pod, nodes), nodes[0]); got != 900 {
+		t.Errorf("re-scored n1 inside the batch at %d, want 900, the batch's simulation", got)
+	}
+	// The pod took a node from the batch: its event says so.
+	p := placement.FromCycleState(state, pod, "n1")
+	if p.Reused != placement.ReusedRanking || p.Score != 900 {
+		t.Errorf("placement of the batched pod = %+v, want the reused ranking (score 900)", p)
+	}
+	if msg := p.Message(); !strings.Contains(msg, "ranking reused from the pod scheduled before it") {
+		t.Errorf("message %q does not say the ranking was reused", msg)
+	}
+
+	// A cycle of its own takes the newer simulation.
+	if got := fullCycle(); got != 500 {
+		t.Errorf("a cycle scoring in full scored n1 %d, want 500, the newer simulation", got)
+	}
+}
+
+// Without a re-score the plugin cannot tell a pod placed from a batch
+// from one whose node was the only feasible one: the event says both.
+// Long after the last ranking, no batch can be reused, and PreFilter
+// leaves nothing.
+func TestPreFilterLeavesTheReusableRanking(t *testing.T) {
+	var body atomic.Value
+	var status atomic.Int32
+	body.Store(goodBody)
+	srv, _ := simulator(t, &body, &status)
+	pl := newTestPlugin(t, srv.URL, "refreshMode: Background\nrefreshInterval: 10ms\nmaxSimulationAge: 10s")
+	_, ctx := ktesting.NewTestContext(t)
+	nodes := nodeInfos("n1", "n2")
+	pod := st.MakePod().Name("p").Obj()
+	eventually(t, "a scored cycle", func() bool {
+		return pl.PreScore(ctx, framework.NewCycleState(), pod, nodes).IsSuccess()
+	})
+	state := framework.NewCycleState()
+	if _, s := pl.PreFilter(ctx, state, pod, nodes); !s.IsSuccess() {
+		t.Fatalf("PreFilter: %v", s)
+	}
+	p := placement.FromCycleState(state, pod, "n1")
+	if p.Reused != placement.ReusedUnlessOnly {
+		t.Errorf("placement without a re-score = %+v, want Reused %q", p, placement.ReusedUnlessOnly)
+	}
+	if msg := p.Message(); !strings.Contains(msg, "unless the node was the only feasible one") {
+		t.Errorf("message %q", msg)
+	}
+
+	pl.batch.now = func() time.Time { return time.Now().Add(reuseWindow + time.Second) }
+	state = framework.NewCycleState()
+	if _, s := pl.PreFilter(ctx, state, pod, nodes); !s.IsSuccess() {
+		t.Fatalf("PreFilter: %v", s)
+	}
+	if p := placement.FromCycleState(state, pod, "n1"); p.Fallback != placement.FallbackSingleNode || p.Reused != "" {
+		t.Errorf("placement long after the last ranking = %+v, want single_node", p)
+	}
+}

@@ -1,0 +1,109 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/component-base/metrics/testutil"
+	schedmetrics "k8s.io/kubernetes/pkg/scheduler/metrics"
+	st "k8s.io/kubernetes/pkg/scheduler/testing"
+
+	"kns3.dev/kns3/scheduler/plugins"
+)
+
+// batchCounters are upstream's opportunistic batching counters of one
+// profile: cycles that took the hinted node, and batches ended because a
+// pod was unsigned.
+type batchCounters struct{ hintUsed, notBatchable float64 }
+
+func readBatchCounters(t *testing.T, profile string) batchCounters {
+	t.Helper()
+	used, err := testutil.GetCounterMetricValue(schedmetrics.BatchAttemptStats.WithLabelValues(profile, schedmetrics.BatchAttemptHintUsed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	unsigned, err := testutil.GetCounterMetricValue(schedmetrics.BatchCacheFlushed.WithLabelValues(profile, schedmetrics.BatchFlushPodNotBatchable))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return batchCounters{used, unsigned}
+}
+
+func (b batchCounters) minus(o batchCounters) batchCounters {
+	return batchCounters{b.hintUsed - o.hintUsed, b.notBatchable - o.notBatchable}
+}
+
+// Opportunistic batching (KEP-5598, on by default): upstream's own
+// counters show it on for the kns-3-scheduler profile of the one-scheduler
+// install (Background mode, where a run of pods shares one simulation) and
+// off for the shipped PerCycle profile, which asks the simulator in every
+// cycle.
+func TestOpportunisticBatching(t *testing.T) {
+	const nodes, burst = 10, 40
+	var scenario strings.Builder
+	scenario.WriteString("nodes:\n")
+	specs := make([]nodeSpec, nodes)
+	for i := range nodes {
+		specs[i] = nodeSpec{name: fmt.Sprintf("node-%02d", i)}
+		fmt.Fprintf(&scenario, "  %s: {score: %.2f}\n", specs[i].name, float64(i+1)/float64(nodes+1))
+	}
+	for _, tc := range []struct {
+		mode, config string
+		batched      bool
+	}{
+		{"PerCycle", configPath, false},
+		{"Background", controlPlaneConfig, true},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			c := newCluster(t, scenario.String(), schedulerOptions{config: tc.config, clientQPS: 1000}, specs...)
+			// One pod first, so that Background mode has its simulation.
+			c.createPod(t, st.MakePod().Name("first"))
+			if node := c.scheduled(t, "first"); node != specs[nodes-1].name {
+				t.Fatalf("first pod went to %s, want %s, ranked first", node, specs[nodes-1].name)
+			}
+			before := readBatchCounters(t, plugins.ProfileName)
+			for i := range burst {
+				c.createPod(t, st.MakePod().Name(fmt.Sprintf("p-%02d", i)))
+			}
+			for i := range burst {
+				c.scheduled(t, fmt.Sprintf("p-%02d", i))
+			}
+			got := readBatchCounters(t, plugins.ProfileName).minus(before)
+			t.Logf("%s: %d pods, %.0f placed by a batch's hint, %.0f batches ended by an unsigned pod", tc.mode, burst, got.hintUsed, got.notBatchable)
+			if tc.batched && got.hintUsed == 0 {
+				t.Errorf("no pod of %d placed from a batch in %s mode", burst, tc.mode)
+			}
+			if !tc.batched && (got.hintUsed != 0 || got.notBatchable == 0) {
+				t.Errorf("%s mode: %.0f pods placed from a batch, %.0f unsigned; want none placed, all unsigned", tc.mode, got.hintUsed, got.notBatchable)
+			}
+			// Every pod has its placement event, a batched one saying so.
+			var events *v1.EventList
+			err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, waitTimeout, true, func(ctx context.Context) (bool, error) {
+				var err error
+				events, err = c.client.CoreV1().Events(c.ns).List(ctx, metav1.ListOptions{FieldSelector: "reason=NetworkPlacement"})
+				return err == nil && len(events.Items) == burst+1, nil
+			})
+			if err != nil {
+				t.Fatalf("placement events of %d pods: %v", burst+1, err)
+			}
+			reused := 0
+			for _, e := range events.Items {
+				if strings.Contains(e.Message, "ranking reused") {
+					reused++
+				}
+				if e.Type != v1.EventTypeNormal || !strings.HasPrefix(e.Message, "Network-aware: ") {
+					t.Errorf("placement event of %s: %s %q, want a Normal network-aware one", e.InvolvedObject.Name, e.Type, e.Message)
+				}
+			}
+			if tc.batched != (reused > 0) {
+				t.Errorf("%d of %d placement events say the ranking was reused", reused, len(events.Items))
+			}
+		})
+	}
+}
