@@ -10,7 +10,7 @@
 # make test) and docs/value.md and docs/probe-accuracy.md; `event` only
 # the placement event's three scheduler_perf workloads (5000 nodes: event
 # on, off, and made but not written) and their section of
-# docs/performance.md.
+# docs/performance.md; `performance` only steps 1-3 and docs/performance.md.
 set -euo pipefail
 # Under `bazel run //hack/bench` the script runs from its runfiles.
 cd "${BUILD_WORKSPACE_DIRECTORY:-$(dirname "$0")/../..}"
@@ -24,13 +24,13 @@ mode=${1:-full}
 case $mode in
   full) runs=${BENCH_RUNS:-3}; label=performance; out=_output/bench; docs=docs; dur=10s ;;
   smoke) runs=1; label=short; out=_output/bench-smoke; docs=$out/docs; dur=2s ;;
-  *) echo "usage: $0 [full|smoke] [all|reliability|value|event]" >&2; exit 2 ;;
+  *) echo "usage: $0 [full|smoke] [all|performance|reliability|value|event]" >&2; exit 2 ;;
 esac
 steps=${2:-all}
 case $steps in
-  all|reliability) ;;
+  all|performance|reliability) ;;
   event|value) [ "$mode" = full ] || { echo "$0: $steps runs in full mode only" >&2; exit 2; } ;;
-  *) echo "usage: $0 [full|smoke] [all|reliability|value|event]" >&2; exit 2 ;;
+  *) echo "usage: $0 [full|smoke] [all|performance|reliability|value|event]" >&2; exit 2 ;;
 esac
 
 need=()
@@ -44,6 +44,7 @@ fi
 
 case $steps in
   all) rm -rf "$out" ;;
+  performance) rm -rf "$out/perf" "$out/load" "$out/go-bench.txt" ;;
   reliability) rm -rf "$out/reliability" "$out/reliability.jsonl" ;;
   value) rm -rf "$out/value" "$out/value.json" "$out/accuracy.json" ;;
   event) rm -rf "$out/perf" ;;
@@ -75,7 +76,7 @@ if [ "$steps" = event ]; then
   exit 0
 fi
 
-if [ "$steps" = all ]; then
+if [ "$steps" = all ] || [ "$steps" = performance ]; then
 echo "bench: 1/5 Go benchmarks of the scoring cycle and of the work beside it ($runs runs)"
 benchtime=1s; [ "$mode" = smoke ] && benchtime=1x
 go test -vet=off -run '^$' -bench . -benchmem -benchtime "$benchtime" -count "$runs" \
