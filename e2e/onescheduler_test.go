@@ -139,8 +139,8 @@ func TestOneScheduler(t *testing.T) {
 				// The second-scheduler install is scaled to 0 but still there:
 				// kubectl kns3 shows the control plane's and names the other.
 				out, err := kubectlKNS3(cfg, "status")
-				const other = "Warning: also found the second-scheduler install in namespace kns-3-system"
-				if err != nil && !strings.Contains(err.Error(), other) {
+				const otherInstall = "Warning: also found the second-scheduler install in namespace kns-3-system"
+				if err != nil && !strings.Contains(err.Error(), otherInstall) {
 					t.Errorf("kubectl kns3 status: %v\n%s", err, out)
 				}
 				if err == nil {
