@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -185,13 +186,46 @@ func (c *cluster) expectBoundWithin(b *bindWatch, names []string, bound time.Dur
 		return true, nil
 	}, wait.WithInterval(100*time.Millisecond), wait.WithTimeout(3*time.Minute), wait.WithImmediate())
 	if err != nil {
-		c.t.Fatalf("%s: not every one of %d pods was bound: %v", during, len(names), err)
+		c.t.Fatalf("%s: not every one of %d pods was bound: %v; %s", during, len(names), err, c.unbound(b, names))
 	}
 	c.t.Logf("%s: %d pods bound, longest create→bind %.1fs (%s)", during, len(names), worst.Seconds(), worstPod)
 	if worst > bound {
 		c.t.Errorf("%s: pod %s waited %.1fs from creation to binding, over the %.1fs one outage may cost",
 			during, worstPod, worst.Seconds(), bound.Seconds())
 	}
+}
+
+// unbound says, for the pods of names the watch has not seen bound, what
+// the API server has of them now: where a pod is, or why it waits.
+func (c *cluster) unbound(b *bindWatch, names []string) string {
+	b.mu.Lock()
+	var missing []string
+	for _, name := range names {
+		if _, ok := b.bound[name]; !ok {
+			missing = append(missing, name)
+		}
+	}
+	b.mu.Unlock()
+	var out strings.Builder
+	fmt.Fprintf(&out, "%d not seen bound:", len(missing))
+	for _, name := range missing {
+		pod, err := c.client.CoreV1().Pods(c.ns).Get(context.Background(), name, metav1.GetOptions{})
+		switch {
+		case err != nil:
+			fmt.Fprintf(&out, " %s (%v);", name, err)
+		case pod.Spec.NodeName != "":
+			fmt.Fprintf(&out, " %s bound to %s, unseen by the watch;", name, pod.Spec.NodeName)
+		default:
+			why := "no PodScheduled condition"
+			for _, cond := range pod.Status.Conditions {
+				if cond.Type == v1.PodScheduled {
+					why = fmt.Sprintf("PodScheduled %s %s: %s", cond.Status, cond.Reason, cond.Message)
+				}
+			}
+			fmt.Fprintf(&out, " %s pending, scheduler %q, %s;", name, pod.Spec.SchedulerName, why)
+		}
+	}
+	return out.String()
 }
 
 // expectRecovery serves a healthy scenario that ranks want first and
