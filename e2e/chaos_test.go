@@ -16,6 +16,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
 	st "k8s.io/kubernetes/pkg/scheduler/testing"
 	"sigs.k8s.io/e2e-framework/klient/wait"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
@@ -113,11 +115,29 @@ func (c *cluster) watchBinds() *bindWatch {
 	c.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	c.t.Cleanup(cancel)
-	w, err := c.client.CoreV1().Pods(c.ns).Watch(ctx, metav1.ListOptions{})
+	// A retry watcher picks the watch up again where it ended: the API
+	// server may close a watch at any time, and a bind it carried then
+	// would be missed.
+	pods := c.client.CoreV1().Pods(c.ns)
+	list, err := pods.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		c.t.Fatalf("listing pods: %v", err)
+	}
+	w, err := watchtools.NewRetryWatcherWithContext(ctx, list.ResourceVersion, &cache.ListWatch{
+		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			return pods.Watch(ctx, opts)
+		},
+	})
 	if err != nil {
 		c.t.Fatalf("watching pods: %v", err)
 	}
+	c.t.Cleanup(w.Stop)
 	b := &bindWatch{created: map[string]time.Time{}, bound: map[string]time.Time{}, node: map[string]string{}}
+	for _, pod := range list.Items {
+		if pod.Spec.NodeName != "" {
+			b.bound[pod.Name], b.node[pod.Name] = time.Now(), pod.Spec.NodeName
+		}
+	}
 	go func() {
 		for ev := range w.ResultChan() {
 			pod, ok := ev.Object.(*v1.Pod)
