@@ -76,9 +76,16 @@ func TestProberMeasures(t *testing.T) {
 		return &lossyConn{PacketConn: c, rand: rand.New(rand.NewPCG(1, 2)), loss: loss}
 	}, nil)
 	slow := startAgent(t, ctx, "slow", nil, func(a *Agent) {
+		// The agent reads its clock from its echo and train goroutines.
+		var mu sync.Mutex
 		clock := time.Unix(1000, 0)
 		perPacket := time.Duration(TrainPacketSize * 8 / (rateMbps * 1e6) * float64(time.Second))
-		a.now = func() time.Time { clock = clock.Add(perPacket); return clock }
+		a.now = func() time.Time {
+			mu.Lock()
+			defer mu.Unlock()
+			clock = clock.Add(perPacket)
+			return clock
+		}
 	})
 	// Stamped by its kernel, as a deployed agent is.
 	fineAgent, err := Listen("127.0.0.1:0", "fine")
@@ -126,8 +133,9 @@ func TestProberMeasures(t *testing.T) {
 		t.Errorf("fine node: loss %.3f, want about 0", got)
 	}
 	// The slow agent's clock also ticks for the echoes it reads while a
-	// train arrives: a few ticks in 80.
-	if got := snap.Nodes["slow"].BandwidthMbps; got.AtLeast || math.Abs(got.Value-rateMbps)/rateMbps > 0.05 {
+	// train arrives: a few ticks in 80, more on a loaded machine (6 % under
+	// the race detector beside a benchmark).
+	if got := snap.Nodes["slow"].BandwidthMbps; got.AtLeast || math.Abs(got.Value-rateMbps)/rateMbps > 0.1 {
 		t.Errorf("slow node: bandwidth %+v Mbit/s, want %.0f, measured", *got, rateMbps)
 	}
 	// Loopback carries a train as fast as it is sent: a lower bound.

@@ -19,7 +19,9 @@ func wilson(k, n int, z float64) (low, high float64) {
 	z2 := z * z
 	center := (p + z2/(2*nf)) / (1 + z2/nf)
 	half := z / (1 + z2/nf) * math.Sqrt(p*(1-p)/nf+z2/(4*nf*nf))
-	return math.Max(0, center-half), math.Min(1, center+half)
+	// Clamped to hold p: in floating point, center-half for k = 0 can come
+	// out a hair above 0.
+	return math.Min(p, math.Max(0, center-half)), math.Max(p, math.Min(1, center+half))
 }
 
 // medianInterval is the median of sorted (ascending, not empty) and a

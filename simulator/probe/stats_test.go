@@ -23,6 +23,16 @@ func TestWilson(t *testing.T) {
 			t.Errorf("wilson(%d, %d) = [%.4f, %.4f], want [%.4f, %.4f]", tc.k, tc.n, low, high, tc.low, tc.high)
 		}
 	}
+	// The interval holds the observed share exactly, at every n: a served
+	// loss of 0 has a low bound of 0, not a hair above it.
+	for n := 1; n <= 2000; n++ {
+		for _, k := range []int{0, n / 3, n} {
+			p := float64(k) / float64(n)
+			if low, high := wilson(k, n, z95); low > p || high < p {
+				t.Fatalf("wilson(%d, %d) = [%g, %g] does not hold %g", k, n, low, high, p)
+			}
+		}
+	}
 }
 
 func TestMedianInterval(t *testing.T) {
