@@ -185,13 +185,7 @@ func BenchmarkBesideTheLoop(b *testing.B) {
 			ctx := klog.NewContext(context.Background(), klog.Background().V(0))
 			// The plugin's own loop asks once at start; the benchmark asks
 			// for it after, at the window's pace.
-			obj, err := New(ctx, testArgs(b, "simulatorURL: "+sim.url+"\nrefreshMode: Background\nrefreshInterval: 10m\nmaxSimulationAge: 11m"),
-				besideHandle{informers: factory})
-			if err != nil {
-				b.Fatal(err)
-			}
-			pl := obj.(*CustomScore)
-			b.Cleanup(func() { _ = pl.Close() })
+			pl := newBesidePlugin(b, sim.url, factory)
 			if pl.drift == nil {
 				b.Fatal("drift is off")
 			}
@@ -246,13 +240,7 @@ func BenchmarkLoopBesideDrift(b *testing.B) {
 	factory := besideCluster(b, besideNodes, pods)
 	sim := newBesideSimulator(b, besideNodes)
 	ctx := klog.NewContext(context.Background(), klog.Background().V(0))
-	obj, err := New(ctx, testArgs(b, "simulatorURL: "+sim.url+"\nrefreshMode: Background\nrefreshInterval: 10m\nmaxSimulationAge: 11m"),
-		besideHandle{informers: factory})
-	if err != nil {
-		b.Fatal(err)
-	}
-	pl := obj.(*CustomScore)
-	b.Cleanup(func() { _ = pl.Close() })
+	pl := newBesidePlugin(b, sim.url, factory)
 	nodes := make([]fwk.NodeInfo, besideNodes)
 	for i := range nodes {
 		ni := framework.NewNodeInfo()
@@ -322,4 +310,20 @@ func BenchmarkLoopBesideDrift(b *testing.B) {
 	b.ReportMetric(alone/float64(i), "cycles/s-alone")
 	b.ReportMetric(with/float64(i), "cycles/s-with-drift")
 	b.ReportMetric(with/alone, "with/alone")
+}
+
+// newBesidePlugin is the plugin in Background mode against the simulator
+// at url, over the informers of factory; its own loop waits 10 minutes
+// between polls, so a benchmark drives them.
+func newBesidePlugin(b *testing.B, url string, factory informers.SharedInformerFactory) *CustomScore {
+	b.Helper()
+	ctx := klog.NewContext(context.Background(), klog.Background().V(0))
+	obj, err := New(ctx, testArgs(b, "simulatorURL: "+url+"\nrefreshMode: Background\nrefreshInterval: 10m\nmaxSimulationAge: 11m"),
+		besideHandle{informers: factory})
+	if err != nil {
+		b.Fatal(err)
+	}
+	pl := obj.(*CustomScore)
+	b.Cleanup(func() { _ = pl.Close() })
+	return pl
 }
