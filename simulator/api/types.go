@@ -47,6 +47,12 @@ type Measurements struct {
 	LatencyMs     *Estimate `json:"latency_ms,omitempty"`
 	BandwidthMbps *Estimate `json:"bandwidth_mbps,omitempty"`
 	PacketLoss    *Estimate `json:"packet_loss,omitempty"`
+	// LinkUseMbps is the traffic already on the node's link: the larger of
+	// what the node received and sent over its uplink, in Mbit/s, from the
+	// node's own byte counters, over the last window. Bandwidth less link
+	// use is what a new pod would find free. Low and High are its Value:
+	// counters are exact; Samples is the counter readings behind it.
+	LinkUseMbps *Estimate `json:"link_use_mbps,omitempty"`
 }
 
 // Estimate is one measured metric: its value, a 95 % interval, how many

@@ -44,7 +44,13 @@ func runAgent(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	klog.FromContext(ctx).Info("Probe agent serving", "version", kns3.Version, "address", a.Addr().String(), "node", o.Node)
+	if o.NodeSysfs != "" {
+		if err := a.ReadLinkCounters(o.NodeSysfs, o.NodeLink); err != nil {
+			return err
+		}
+	}
+	klog.FromContext(ctx).Info("Probe agent serving", "version", kns3.Version, "address", a.Addr().String(), "node", o.Node,
+		"nodeSysfs", o.NodeSysfs, "nodeLink", o.NodeLink)
 	return a.Serve(ctx)
 }
 

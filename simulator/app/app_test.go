@@ -4,6 +4,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"kns3.dev/kns3/simulator/livescore"
+	"kns3.dev/kns3/simulator/probe"
 )
 
 func TestParseFlags(t *testing.T) {
@@ -75,6 +78,56 @@ func TestAgentsOf(t *testing.T) {
 		}
 		if err != nil && !strings.Contains(err.Error(), "--agents=") {
 			t.Errorf("agentsOf(%q): %v does not name the flag", tc.spec, err)
+		}
+	}
+}
+
+// TestNodeLinkFlag checks --node-link names one interface, and the
+// agent's link counters are off unless --node-sysfs is given.
+func TestNodeLinkFlag(t *testing.T) {
+	o, err := ParseFlags(nil)
+	if err != nil || o.NodeLink != "eth0" || o.NodeSysfs != "" {
+		t.Fatalf("defaults: --node-link=%q --node-sysfs=%q (%v), want eth0 and off", o.NodeLink, o.NodeSysfs, err)
+	}
+	for _, tc := range []struct {
+		link string
+		ok   bool
+	}{
+		{"ens5", true},
+		{"..", false},
+		{"eth0/../..", false},
+		{"a-name-too-long-for-linux", false},
+	} {
+		_, err := ParseFlags([]string{"--agent", "--node-sysfs=/host/sys", "--node-link=" + tc.link})
+		if (err == nil) != tc.ok || (err != nil && !strings.Contains(err.Error(), "--node-link")) {
+			t.Errorf("--node-link=%s: %v, want ok %v, or an error naming the flag", tc.link, err, tc.ok)
+		}
+	}
+}
+
+// TestMeasurementsCarryLinkUse checks a node's link use goes from the
+// prober's snapshot into the API's measurements, aged by the snapshot's
+// time, with its interval closed at its value.
+func TestMeasurementsCarryLinkUse(t *testing.T) {
+	at := time.Date(2026, 12, 1, 10, 0, 10, 0, time.UTC)
+	for _, tc := range []struct {
+		name string
+		use  *probe.Estimate
+	}{
+		{"measured", &probe.Estimate{Value: 100, Low: 100, High: 100, Samples: 16, At: at.Add(-1500 * time.Millisecond)}},
+		{"not measured", nil},
+	} {
+		snap := probe.Snapshot{At: at, Window: 15 * time.Second, Nodes: map[string]probe.Metrics{"n1": {LinkUseMbps: tc.use}}}
+		got := measurementsOf(snap, livescore.DefaultTargets()).Nodes["n1"].LinkUseMbps
+		if tc.use == nil {
+			if got != nil {
+				t.Errorf("%s: link use %+v, want none", tc.name, got)
+			}
+			continue
+		}
+		if got == nil || got.Value != 100 || got.Low != 100 || got.High == nil || *got.High != 100 || got.Samples != 16 ||
+			!got.MeasuredAt.Equal(tc.use.At) || got.AgeSeconds != 1.5 {
+			t.Errorf("%s: link use %+v, want 100 Mbit/s of 16 readings, 1.5 s old", tc.name, got)
 		}
 	}
 }

@@ -60,6 +60,7 @@ func measurementsOf(snap probe.Snapshot, targets livescore.Targets) scenario.Mea
 			LatencyMs:     estimateOf(n.LatencyMs, snap.At),
 			BandwidthMbps: estimateOf(n.BandwidthMbps, snap.At),
 			PacketLoss:    estimateOf(n.PacketLoss, snap.At),
+			LinkUseMbps:   estimateOf(n.LinkUseMbps, snap.At),
 		}
 	}
 	return m

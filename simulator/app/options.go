@@ -36,6 +36,10 @@ type Options struct {
 	Agent       bool
 	AgentListen string
 	Node        string
+	// NodeSysfs, when set, is the node's /sys as the agent sees it; the
+	// agent then reads NodeLink's byte counters there.
+	NodeSysfs string
+	NodeLink  string
 	// AgentCheck, when set, sends a hello there and exits: the agent's
 	// liveness probe.
 	AgentCheck string
@@ -61,6 +65,8 @@ func ParseFlags(args []string) (Options, error) {
 	fs.BoolVar(&o.Agent, "agent", false, "run the probe agent of one node instead of the simulator")
 	fs.StringVar(&o.AgentListen, "agent-listen", ":10271", "with --agent: the UDP address to answer probes on; bandwidth trains arrive on the port after it")
 	fs.StringVar(&o.Node, "node-name", os.Getenv("NODE_NAME"), "with --agent: the node the agent answers for")
+	fs.StringVar(&o.NodeSysfs, "node-sysfs", "", "with --agent: the node's /sys, mounted read-only in the agent (as /host/sys); the agent then reads --node-link's byte counters there and reports the traffic on the node's link. Empty reads none")
+	fs.StringVar(&o.NodeLink, "node-link", "eth0", "with --agent and --node-sysfs: the node's interface whose byte counters are its link's use")
 	fs.StringVar(&o.AgentCheck, "agent-check", "", "send a hello to the agent at this UDP address, exit 0 when it answers (the agent's liveness probe)")
 	klog.InitFlags(fs)
 	if err := fs.Parse(args); err != nil {
@@ -74,6 +80,9 @@ func ParseFlags(args []string) (Options, error) {
 func (o Options) validate() error {
 	if o.Reload <= 0 {
 		return fmt.Errorf("--reload-interval must be positive, got %s", o.Reload)
+	}
+	if err := probe.ValidLinkName(o.NodeLink); err != nil {
+		return fmt.Errorf("--node-link: %w", err)
 	}
 	if o.Agents != "" {
 		if _, err := agentsOf(o.Agents); err != nil {

@@ -43,6 +43,9 @@ type Agent struct {
 	trains trainTable
 	limit  sourceLimits
 	now    func() time.Time
+	// link, when set, reads the node link's counters that echo answers
+	// carry.
+	link *linkCounters
 }
 
 // NewAgent returns an agent answering for node on conn, which takes
@@ -97,6 +100,21 @@ func listenStamped(addr string) (*net.UDPConn, error) {
 	_ = conn.SetReadBuffer(socketBuffer)
 	_ = enableTimestamps(conn)
 	return conn, nil
+}
+
+// ReadLinkCounters makes the agent read the byte counters of the node's
+// interface link under sysfs, the node's /sys mounted in the agent, and
+// put them in its echo answers. It reads them once now, so that counters
+// that cannot be read are logged at start-up; the agent serves without
+// them then, and tries again once a second.
+func (a *Agent) ReadLinkCounters(sysfs, link string) error {
+	c, err := newLinkCounters(sysfs, link)
+	if err != nil {
+		return err
+	}
+	a.link = c
+	c.latest(a.now)
+	return nil
 }
 
 // Addr is where the agent takes requests.
@@ -222,7 +240,13 @@ func (a *Agent) answer(b, out []byte, from netip.AddrPort, at time.Time) []byte 
 		if err != nil || stamps != (echoStamps{}) {
 			return nil
 		}
-		return encodeEchoAnswer(out, key, at, a.nodeHash)
+		// Reading the counters, once a second, delays this answer by a
+		// few microseconds: time in the agent, which the prober takes out.
+		var link linkReading
+		if a.link != nil {
+			link = a.link.latest(a.now)
+		}
+		return encodeEchoAnswer(out, key, at, a.nodeHash, link)
 	case typeReport:
 		id, c, err := decodeReport(b)
 		if err != nil || !c.empty() {

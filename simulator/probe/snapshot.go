@@ -35,6 +35,12 @@ type Metrics struct {
 	// half window, or its last train's, in Mbit/s; nil when it has no
 	// train younger than Config.BandwidthMaxAge.
 	BandwidthMbps *Estimate
+	// LinkUseMbps is the traffic already on the node's link, the larger of
+	// what it received and sent, from the node's byte counters over the
+	// last window, in Mbit/s; nil when its agent reads no counters, or its
+	// last reading is older than the bandwidth's max age. It is served
+	// beside the score, and takes no part in it.
+	LinkUseMbps *Estimate
 	// Echoes is how many echoes the window's loss and latency come from.
 	Echoes int
 }
@@ -127,6 +133,9 @@ func (p *Prober) summarise() {
 		if e, ok := bandwidth(t.trains, now, p.cfg.Window, snap.BandwidthMaxAge); ok {
 			m.BandwidthMbps = &e
 			snap.OldestBandwidth = max(snap.OldestBandwidth, now.Sub(e.At))
+		}
+		if e, ok := linkUse(t.link, now, snap.BandwidthMaxAge); ok {
+			m.LinkUseMbps = &e
 		}
 		if !last.IsZero() {
 			snap.OldestEcho = max(snap.OldestEcho, now.Sub(last))

@@ -14,7 +14,11 @@
 //     its node's name: the prober takes the time the echo waited for a CPU
 //     out of the round trip, and asks for the name again when the hash is
 //     not its node's; the round trip is the node's latency, the share
-//     left unanswered its loss;
+//     left unanswered its loss. The answer also carries the node link's
+//     byte counters as the agent last read them (at most once a second)
+//     and when, or a flag saying it has none: their rate over a window is
+//     the traffic already on the node's link. They fill bytes the request
+//     already had, so the answer is no larger;
 //   - train: a burst of same-sized packets the agent only counts; how fast
 //     they arrive, past the link's queue, is the node's bandwidth;
 //   - report: the agent answers with what it counted of one train.
@@ -26,7 +30,7 @@
 //   - datagrams from the agents' port or from a port below 1024: the
 //     prober sends from an ephemeral port;
 //   - hello requests that carry a name, report requests that carry counts,
-//     echo requests that carry times;
+//     echo requests that carry times or link counters;
 //   - more than a bounded rate of answers to any one source;
 //   - a report on a train asked for by another address than the one that
 //     sent it: each source has its own few trains, which no other source
@@ -60,7 +64,10 @@ const (
 const (
 	magic = "KNS3"
 	// version 2 added the answer bit and the echo's times; version 1
-	// agents and probers ignore each other.
+	// agents and probers ignore each other. The echo answer's link
+	// counters took bytes every version 2 echo sends as zeros: an older
+	// agent's answer reads as one without counters, and an older prober
+	// does not read them.
 	version = 2
 	// headerSize is magic, type and version.
 	headerSize = 6
@@ -68,7 +75,8 @@ const (
 	// HelloSize is the size of a hello and of its answer: room for a node
 	// name of 253 bytes (a DNS-1123 subdomain's longest).
 	HelloSize = headerSize + 8 + 2 + 253
-	// EchoSize is the size of an echo request and of its answer.
+	// EchoSize is the size of an echo request and of its answer: the
+	// answer's fields end at byte 63.
 	EchoSize = 64
 	// TrainPacketSize is the payload of each packet of a train.
 	TrainPacketSize = 1200
@@ -133,11 +141,29 @@ func decodeHello(b []byte) (id uint64, node string, err error) {
 // echoStamps are what an echo answer adds to the request: the agent's
 // times, by its clock, when its kernel received the echo and when it sent
 // the answer (only their difference, the time the echo waited in the
-// agent, means anything to the prober), and the hash of its node's name.
+// agent, means anything to the prober), the hash of its node's name, and
+// the node link's counters.
 type echoStamps struct {
 	Received, Sent time.Time
 	NodeHash       uint64
+	Link           linkReading
 }
+
+// linkReading is one reading of a node link's byte counters: bytes
+// received and sent since the node's interface came up, and when the
+// agent read them, by its clock. Flags holds linkValid when the agent
+// has counters; without it the other fields mean nothing.
+type linkReading struct {
+	RxBytes, TxBytes uint64
+	At               time.Time
+	Flags            byte
+}
+
+// linkValid is the flag of a reading that holds counters.
+const linkValid byte = 1
+
+// valid says the reading holds counters.
+func (r linkReading) valid() bool { return r.Flags&linkValid != 0 }
 
 // residence is how long the echo waited in the agent: never negative.
 func (s echoStamps) residence() time.Duration {
@@ -152,6 +178,10 @@ const (
 	echoReceivedAt = 14
 	echoSentAt     = 22
 	echoNodeHashAt = 30
+	echoRxBytesAt  = 38
+	echoTxBytesAt  = 46
+	echoLinkAtAt   = 54
+	echoLinkFlags  = 62
 )
 
 // nodeHash is the hash of a node's name an echo answer carries.
@@ -171,13 +201,19 @@ func encodeEcho(b []byte, key uint64) []byte {
 }
 
 // encodeEchoAnswer builds the answer to the echo of key, received at, for
-// the node whose name hashes to node; its sent time is filled in by
-// stampEchoSent just before it leaves.
-func encodeEchoAnswer(b []byte, key uint64, received time.Time, node uint64) []byte {
+// the node whose name hashes to node, with the node link's last reading;
+// its sent time is filled in by stampEchoSent just before it leaves.
+func encodeEchoAnswer(b []byte, key uint64, received time.Time, node uint64, link linkReading) []byte {
 	b = encodeEcho(b, key)
 	b[4] |= answerBit
 	binary.BigEndian.PutUint64(b[echoReceivedAt:], uint64(received.UnixNano()))
 	binary.BigEndian.PutUint64(b[echoNodeHashAt:], node)
+	if link.valid() {
+		binary.BigEndian.PutUint64(b[echoRxBytesAt:], link.RxBytes)
+		binary.BigEndian.PutUint64(b[echoTxBytesAt:], link.TxBytes)
+		binary.BigEndian.PutUint64(b[echoLinkAtAt:], uint64(link.At.UnixNano()))
+		b[echoLinkFlags] = link.Flags
+	}
 	return b
 }
 
@@ -199,6 +235,12 @@ func decodeEcho(b []byte) (uint64, echoStamps, error) {
 		s.Sent = time.Unix(0, t)
 	}
 	s.NodeHash = binary.BigEndian.Uint64(b[echoNodeHashAt:])
+	s.Link.RxBytes = binary.BigEndian.Uint64(b[echoRxBytesAt:])
+	s.Link.TxBytes = binary.BigEndian.Uint64(b[echoTxBytesAt:])
+	if t := int64(binary.BigEndian.Uint64(b[echoLinkAtAt:])); t != 0 {
+		s.Link.At = time.Unix(0, t)
+	}
+	s.Link.Flags = b[echoLinkFlags]
 	return binary.BigEndian.Uint64(b[6:]), s, nil
 }
 

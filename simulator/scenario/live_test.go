@@ -87,3 +87,42 @@ func TestLiveUnmeasuredIsNotPerfect(t *testing.T) {
 		t.Errorf("a node without a bandwidth scores %.3f, above a node measured at 50 Mbit/s (%.3f)", u, k)
 	}
 }
+
+// TestLiveLinkUseIsServedNotScored serves two nodes measured alike but
+// for the traffic already on their links: each is served its link use,
+// also when a scenario overrides a metric, and both score the same.
+func TestLiveLinkUseIsServedNotScored(t *testing.T) {
+	use := func(v float64) *api.Estimate { return &api.Estimate{Value: v, Low: v, High: &v, Samples: 16} }
+	for _, tc := range []struct {
+		name     string
+		scenario string
+	}{
+		{"measured only", ""},
+		{"a metric overridden", "nodes: {idle: {latency_ms: 11}, busy: {latency_ms: 11}}"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := Measured{At: time.Unix(1000, 0), Targets: livescore.DefaultTargets(), Nodes: map[string]api.Measurements{
+				"idle": {LatencyMs: est(11), BandwidthMbps: est(1000), PacketLoss: est(0), LinkUseMbps: use(0)},
+				"busy": {LatencyMs: est(11), BandwidthMbps: est(1000), PacketLoss: est(0), LinkUseMbps: use(900)},
+			}}
+			var s *Scenario
+			if tc.scenario != "" {
+				var err error
+				if s, err = Parse("s.yaml", []byte(tc.scenario)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			resp := LiveResponse(s, m)
+			idle, busy := resp.Results["idle"], resp.Results["busy"]
+			if idle.Score != busy.Score || idle.Score == 0 {
+				t.Errorf("scores %v (idle) and %v (busy): want the same, link use takes no part", idle.Score, busy.Score)
+			}
+			for name, want := range map[string]float64{"idle": 0, "busy": 900} {
+				r := resp.Results[name]
+				if r.Measured == nil || r.Measured.LinkUseMbps == nil || r.Measured.LinkUseMbps.Value != want {
+					t.Errorf("%s: measured %+v, want link use %g served", name, r.Measured, want)
+				}
+			}
+		})
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -78,5 +79,51 @@ func TestLiveServed(t *testing.T) {
 	s.SetScenario(mustScenario(t, "fault: {status: 500}\nnodes: {}"))
 	if resp, _ := get(t, srv, http.MethodGet, "/simulate", nil); resp.StatusCode != 500 {
 		t.Errorf("with the scenario's fault: %d, want 500", resp.StatusCode)
+	}
+}
+
+// TestLiveServesLinkUse checks a node's measured link use reaches the
+// JSON answer as link_use_mbps, beside its other estimates, and is absent
+// when not measured.
+func TestLiveServesLinkUse(t *testing.T) {
+	at := time.Date(2026, 12, 1, 10, 0, 7, 0, time.UTC)
+	use := 42.5
+	for _, tc := range []struct {
+		name string
+		use  *api.Estimate
+		want string // "" for absent
+	}{
+		{"measured", &api.Estimate{Value: use, Low: use, High: &use, Samples: 16, MeasuredAt: at.Add(-time.Second), AgeSeconds: 1},
+			`"link_use_mbps":{"value":42.5,"low":42.5,"high":42.5,"samples":16,"measured_at":"2026-12-01T10:00:06Z","age_seconds":1}`},
+		{"not measured", nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			live := &fakeLive{}
+			live.set(10, at)
+			n1 := live.m.Nodes["n1"]
+			n1.LinkUseMbps = tc.use
+			live.m.Nodes["n1"] = n1
+			s := New()
+			s.SetLive(live.measured)
+			srv := httptest.NewServer(s.Handler())
+			defer srv.Close()
+			_, body := get(t, srv, http.MethodGet, "/simulate", nil)
+			if tc.want == "" {
+				if strings.Contains(body, "link_use_mbps") {
+					t.Errorf("answer %s: want no link_use_mbps", body)
+				}
+				return
+			}
+			if !strings.Contains(body, tc.want) {
+				t.Errorf("answer %s: want %s", body, tc.want)
+			}
+			var r api.SimulationResponse
+			if err := json.Unmarshal([]byte(body), &r); err != nil {
+				t.Fatal(err)
+			}
+			if m := r.Results["n1"].Measured; m == nil || m.LinkUseMbps == nil || m.LinkUseMbps.Value != use || m.BandwidthMbps == nil {
+				t.Errorf("decoded n1: %+v, want link use %g beside the bandwidth", m, use)
+			}
+		})
 	}
 }
