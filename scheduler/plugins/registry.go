@@ -11,6 +11,7 @@ import (
 	"kns3.dev/kns3/scheduler/plugins/custombind"
 	"kns3.dev/kns3/scheduler/plugins/customfilter"
 	"kns3.dev/kns3/scheduler/plugins/customscore"
+	"kns3.dev/kns3/scheduler/plugins/networkcapacity"
 )
 
 // ProfileName is the scheduler name of the KNS-3 profile.
@@ -21,9 +22,10 @@ const ProfileName = config.ProfileName
 // harnesses that take a registry (scheduler_perf) are given.
 func Registry() frameworkruntime.Registry {
 	return frameworkruntime.Registry{
-		customfilter.Name: customfilter.New,
-		customscore.Name:  customscore.New,
-		custombind.Name:   custombind.New,
+		customfilter.Name:    customfilter.New,
+		customscore.Name:     customscore.New,
+		custombind.Name:      custombind.New,
+		networkcapacity.Name: networkcapacity.New,
 	}
 }
 

@@ -41,9 +41,10 @@ func (b batchCounters) minus(o batchCounters) batchCounters {
 
 // Opportunistic batching (KEP-5598, on by default): upstream's own
 // counters show it on for the kns-3-scheduler profile of the one-scheduler
-// install (Background mode, where a run of pods shares one simulation) and
-// off for the shipped PerCycle profile, which asks the simulator in every
-// cycle.
+// install (Background mode, where a run of pods shares one simulation),
+// with NetworkCapacity added too (it signs pods by their declared
+// bandwidth), and off for the shipped PerCycle profile, which asks the
+// simulator in every cycle.
 func TestOpportunisticBatching(t *testing.T) {
 	const nodes, burst = 10, 40
 	var scenario strings.Builder
@@ -51,17 +52,19 @@ func TestOpportunisticBatching(t *testing.T) {
 	specs := make([]nodeSpec, nodes)
 	for i := range nodes {
 		specs[i] = nodeSpec{name: fmt.Sprintf("node-%02d", i)}
-		fmt.Fprintf(&scenario, "  %s: {score: %.2f}\n", specs[i].name, float64(i+1)/float64(nodes+1))
+		fmt.Fprintf(&scenario, "  %s: {score: %.2f, bandwidth_mbps: 1000}\n", specs[i].name, float64(i+1)/float64(nodes+1))
 	}
 	for _, tc := range []struct {
 		mode, config string
+		withCapacity bool
 		batched      bool
 	}{
-		{"PerCycle", configPath, false},
-		{"Background", controlPlaneConfig, true},
+		{"PerCycle", configPath, false, false},
+		{"Background", controlPlaneConfig, false, true},
+		{"Background with NetworkCapacity", controlPlaneConfig, true, true},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
-			c := newCluster(t, scenario.String(), schedulerOptions{config: tc.config, clientQPS: 1000}, specs...)
+			c := newCluster(t, scenario.String(), schedulerOptions{config: tc.config, clientQPS: 1000, withCapacity: tc.withCapacity}, specs...)
 			// One pod first, so that Background mode has its simulation.
 			c.createPod(t, st.MakePod().Name("first"))
 			if node := c.scheduled(t, "first"); node != specs[nodes-1].name {

@@ -21,6 +21,7 @@ import (
 
 	"kns3.dev/kns3/scheduler/plugins"
 	"kns3.dev/kns3/scheduler/plugins/customscore"
+	"kns3.dev/kns3/scheduler/plugins/networkcapacity"
 )
 
 // configPath is the configuration the product ships; controlPlaneConfig
@@ -44,6 +45,10 @@ type schedulerOptions struct {
 	clientQPS int
 	// config is the shipped configuration to start from; empty: configPath.
 	config string
+	// withCapacity adds NetworkCapacity to the kns-3-scheduler profile, after
+	// CustomScorePlugin at preScore and at score with weight 10, as the live
+	// install's profile has it.
+	withCapacity bool
 }
 
 // startScheduler runs kns-3-scheduler in the test process: the upstream
@@ -138,6 +143,9 @@ func writeSchedulerConfig(t testing.TB, kubeconfig, simulatorURL string, so sche
 	if profile == nil {
 		t.Fatalf("%s: no profile %s", path, plugins.ProfileName)
 	}
+	if so.withCapacity {
+		addCapacity(t, profile)
+	}
 	// The shipped args, then the test's, then the stub's address; the
 	// other plugins' args as shipped.
 	args := map[string]any{}
@@ -168,6 +176,23 @@ func writeSchedulerConfig(t testing.TB, kubeconfig, simulatorURL string, so sche
 		t.Fatal(err)
 	}
 	return written
+}
+
+// addCapacity enables NetworkCapacity in profile as withCapacity says.
+func addCapacity(t testing.TB, profile map[string]any) {
+	t.Helper()
+	ps, _ := profile["plugins"].(map[string]any)
+	for point, entry := range map[string]map[string]any{
+		"preScore": {"name": networkcapacity.Name},
+		"score":    {"name": networkcapacity.Name, "weight": 10},
+	} {
+		set, _ := ps[point].(map[string]any)
+		enabled, _ := set["enabled"].([]any)
+		if set == nil || len(enabled) == 0 {
+			t.Fatalf("profile %s enables nothing at %s to add %s after", plugins.ProfileName, point, networkcapacity.Name)
+		}
+		set["enabled"] = append(enabled, entry)
+	}
 }
 
 // featureName keeps the gate's name in test names readable.

@@ -22,6 +22,7 @@ var (
 func addKnownTypes(scheme *runtime.Scheme) error {
 	scheme.AddKnownTypes(SchemeGroupVersion,
 		&CustomScorePluginArgs{},
+		&NetworkCapacityArgs{},
 	)
 	return nil
 }

@@ -84,3 +84,18 @@ type CustomScorePluginArgs struct {
 	// metric); 0 turns the listing off. KNS-3 never evicts.
 	DriftMarginMilli int64 `json:"driftMarginMilli"`
 }
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// NetworkCapacityArgs configures NetworkCapacity, which scores nodes by the
+// bandwidth a new pod would find free on their link. It is the defaulted
+// form of the versioned args.
+type NetworkCapacityArgs struct {
+	metav1.TypeMeta `json:",inline"`
+
+	// DefaultPodMbps is the bandwidth, in Mbit/s, counted against a node's
+	// link for a pod placed there since its last measurement that declares
+	// none in the kubernetes.io/ingress-bandwidth or egress-bandwidth
+	// annotation.
+	DefaultPodMbps int64 `json:"defaultPodMbps"`
+}

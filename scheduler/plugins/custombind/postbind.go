@@ -17,6 +17,7 @@ import (
 
 	"kns3.dev/kns3/scheduler/apis/status"
 	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
+	"kns3.dev/kns3/scheduler/plugins/networkcapacity"
 )
 
 // Name is the name of the plugin used in the plugin registry and configurations.
@@ -86,6 +87,7 @@ func (pl *CustomBind) profileScores() bool {
 func (pl *CustomBind) PostBind(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodeName string) {
 	logger := klog.FromContext(ctx)
 	p := placement.FromCycleState(state, pod, nodeName)
+	p.Link = networkcapacity.Describe(state, nodeName)
 	if p.Fallback == placement.FallbackSingleNode && !pl.profileScores() {
 		// No cycle of this profile holds network scores: saying the node
 		// was the only feasible one would be a guess.

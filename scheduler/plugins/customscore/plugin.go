@@ -206,7 +206,7 @@ func (pl *CustomScore) rank(ctx context.Context, cs *placement.Cycle, pod *v1.Po
 		cs.Fallback = fallback
 		return fwk.NewStatus(fwk.Skip)
 	}
-	cs.Scores = sim.Scores
+	cs.Scores, cs.Simulation = sim.Scores, sim
 	if len(sim.Invalid) > 0 {
 		logger.V(1).Info("Simulator sent nodes without a finite score; they score 0",
 			"pod", klog.KObj(pod), "count", len(sim.Invalid), "nodes", firstN(sim.Invalid, maxLoggedNodes))

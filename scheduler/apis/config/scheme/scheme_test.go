@@ -434,3 +434,74 @@ func Example_badDuration() {
 	fmt.Println(err)
 	// Output: decoding .profiles[0].pluginConfig[0]: decoding args for plugin CustomScorePlugin: args.timeout: Invalid value: "5x": time: unknown unit "x" in duration "5x"
 }
+
+// NetworkCapacity's args decode from a profile's pluginConfig, take their
+// defaults, and fail on an unknown field or a value of the wrong form with
+// the field named.
+func TestNetworkCapacityArgsDecode(t *testing.T) {
+	cfgOf := func(args string) string {
+		return `apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+  - schedulerName: kns-3-scheduler
+    pluginConfig:
+      - name: NetworkCapacity
+        args: ` + args + "\n"
+	}
+	argsOf := func(t *testing.T, cfg *kubeschedulerconfig.KubeSchedulerConfiguration) *config.NetworkCapacityArgs {
+		t.Helper()
+		for _, pc := range cfg.Profiles[0].PluginConfig {
+			if a, ok := pc.Args.(*config.NetworkCapacityArgs); ok {
+				return a
+			}
+		}
+		t.Fatalf("no NetworkCapacityArgs in %+v", cfg.Profiles[0].PluginConfig)
+		return nil
+	}
+	for _, tc := range []struct {
+		args    string
+		want    int64
+		wantErr string
+	}{
+		{args: "{}", want: 10},
+		{args: "{defaultPodMbps: 25}", want: 25},
+		{args: "{defaultPodMbit: 25}", wantErr: "defaultPodMbit"},
+		{args: `{defaultPodMbps: "25M"}`, wantErr: "defaultPodMbps"},
+	} {
+		cfg, err := decode(t, cfgOf(tc.args))
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("%s: error %v, want one naming %s", tc.args, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", tc.args, err)
+		}
+		if got := argsOf(t, cfg).DefaultPodMbps; got != tc.want {
+			t.Errorf("%s: defaultPodMbps %d, want %d", tc.args, got, tc.want)
+		}
+	}
+	if err := validation.ValidateNetworkCapacityArgs(field.NewPath("args"), &config.NetworkCapacityArgs{DefaultPodMbps: -3}); err == nil ||
+		!strings.Contains(err.Error(), "args.defaultPodMbps") {
+		t.Errorf("validating defaultPodMbps -3: %v, want an error naming args.defaultPodMbps", err)
+	}
+}
+
+// The live install's configuration, through the scheduler's own loader:
+// NetworkCapacity's args as it sets them.
+func TestLoadLiveConfig(t *testing.T) {
+	cfg, err := options.LoadConfigFromFile(klog.Background(), "../../../../deploy/live/scheduler-config.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pc := range cfg.Profiles[0].PluginConfig {
+		if a, ok := pc.Args.(*config.NetworkCapacityArgs); ok {
+			if a.DefaultPodMbps != 10 {
+				t.Errorf("defaultPodMbps %d, want 10", a.DefaultPodMbps)
+			}
+			return
+		}
+	}
+	t.Errorf("no NetworkCapacityArgs in %+v", cfg.Profiles[0].PluginConfig)
+}

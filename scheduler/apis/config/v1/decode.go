@@ -17,7 +17,20 @@ import (
 func (a *CustomScorePluginArgs) UnmarshalJSON(data []byte) error {
 	// args has the fields of CustomScorePluginArgs but not this method.
 	type args CustomScorePluginArgs
-	strictErrs, err := kjson.UnmarshalStrict(data, (*args)(a))
+	return decodeStrict(data, (*args)(a), func() any { return &args{} })
+}
+
+// UnmarshalJSON decodes NetworkCapacityArgs as strictly as
+// CustomScorePluginArgs.
+func (a *NetworkCapacityArgs) UnmarshalJSON(data []byte) error {
+	type args NetworkCapacityArgs
+	return decodeStrict(data, (*args)(a), func() any { return &args{} })
+}
+
+// decodeStrict decodes data into into, strictly; on an error it decodes
+// the fields one at a time into fresh values of blank, to name the field.
+func decodeStrict(data []byte, into any, blank func() any) error {
+	strictErrs, err := kjson.UnmarshalStrict(data, into)
 	if err != nil {
 		// Find the field by decoding the fields one at a time.
 		var fields map[string]json.RawMessage
@@ -29,7 +42,7 @@ func (a *CustomScorePluginArgs) UnmarshalJSON(data []byte) error {
 			sort.Strings(names)
 			for _, name := range names {
 				one, _ := json.Marshal(map[string]json.RawMessage{name: fields[name]})
-				if _, fieldErr := kjson.UnmarshalStrict(one, &args{}); fieldErr != nil {
+				if _, fieldErr := kjson.UnmarshalStrict(one, blank()); fieldErr != nil {
 					var value any = string(fields[name])
 					_ = json.Unmarshal(fields[name], &value)
 					return field.Invalid(field.NewPath("args", name), value, fieldErr.Error())

@@ -24,6 +24,9 @@ const (
 	// DefaultDriftMarginMilli is a fifth of a score of 1, the best the
 	// simulator's metrics give.
 	DefaultDriftMarginMilli int64 = 200
+	// DefaultPodMbps is what a pod that declares no bandwidth is counted
+	// at until a measurement covers it: a tenth of a 100 Mbit/s link.
+	DefaultPodMbps int64 = 10
 )
 
 func addDefaultingFuncs(scheme *runtime.Scheme) error {
@@ -74,5 +77,13 @@ func SetDefaults_CustomScorePluginArgs(obj *CustomScorePluginArgs) {
 	if obj.DriftMarginMilli == nil {
 		m := DefaultDriftMarginMilli
 		obj.DriftMarginMilli = &m
+	}
+}
+
+// SetDefaults_NetworkCapacityArgs fills every unset field with its default.
+func SetDefaults_NetworkCapacityArgs(obj *NetworkCapacityArgs) {
+	if obj.DefaultPodMbps == nil {
+		m := DefaultPodMbps
+		obj.DefaultPodMbps = &m
 	}
 }

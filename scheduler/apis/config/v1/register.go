@@ -32,6 +32,7 @@ func init() {
 func addKnownTypes(scheme *runtime.Scheme) error {
 	scheme.AddKnownTypes(SchemeGroupVersion,
 		&CustomScorePluginArgs{},
+		&NetworkCapacityArgs{},
 	)
 	return nil
 }

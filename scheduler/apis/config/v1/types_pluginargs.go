@@ -80,3 +80,19 @@ type CustomScorePluginArgs struct {
 	// metric); 0 turns the listing off. KNS-3 never evicts.
 	DriftMarginMilli *int64 `json:"driftMarginMilli,omitempty"`
 }
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// NetworkCapacityArgs configures NetworkCapacity through the profile's
+// pluginConfig. Every field is optional; unset fields take the defaults in
+// defaults.go. Unknown or duplicate fields and values of the wrong form are
+// errors that name the field.
+type NetworkCapacityArgs struct {
+	metav1.TypeMeta `json:",inline"`
+
+	// DefaultPodMbps is the bandwidth, in Mbit/s, counted against a node's
+	// link for a pod placed there since its last measurement that declares
+	// none in the kubernetes.io/ingress-bandwidth or egress-bandwidth
+	// annotation.
+	DefaultPodMbps *int64 `json:"defaultPodMbps,omitempty"`
+}

@@ -14,9 +14,14 @@ import (
 // All generated defaulters are covering - they call all nested defaulters.
 func RegisterDefaults(scheme *runtime.Scheme) error {
 	scheme.AddTypeDefaultingFunc(&CustomScorePluginArgs{}, func(obj interface{}) { SetObjectDefaults_CustomScorePluginArgs(obj.(*CustomScorePluginArgs)) })
+	scheme.AddTypeDefaultingFunc(&NetworkCapacityArgs{}, func(obj interface{}) { SetObjectDefaults_NetworkCapacityArgs(obj.(*NetworkCapacityArgs)) })
 	return nil
 }
 
 func SetObjectDefaults_CustomScorePluginArgs(in *CustomScorePluginArgs) {
 	SetDefaults_CustomScorePluginArgs(in)
+}
+
+func SetObjectDefaults_NetworkCapacityArgs(in *NetworkCapacityArgs) {
+	SetDefaults_NetworkCapacityArgs(in)
 }

@@ -101,3 +101,16 @@ func cycleBudget(args *config.CustomScorePluginArgs) time.Duration {
 	n := time.Duration(args.Retries)
 	return (n+1)*args.Timeout.Duration + n*args.RetryDelay.Duration
 }
+
+// maxPodMbps bounds defaultPodMbps: 100 Gbit/s, more than any node link.
+const maxPodMbps int64 = 100_000
+
+// ValidateNetworkCapacityArgs checks defaulted args; every error names its
+// field under path.
+func ValidateNetworkCapacityArgs(path *field.Path, args *config.NetworkCapacityArgs) error {
+	var errs field.ErrorList
+	if m := args.DefaultPodMbps; m < 0 || m > maxPodMbps {
+		errs = append(errs, field.Invalid(path.Child("defaultPodMbps"), m, fmt.Sprintf("must be between 0 and %d", maxPodMbps)))
+	}
+	return errs.ToAggregate()
+}

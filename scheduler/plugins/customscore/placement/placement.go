@@ -14,6 +14,7 @@ import (
 
 	"kns3.dev/kns3/scheduler/plugins/customscore/internal/text"
 	"kns3.dev/kns3/scheduler/plugins/customscore/score"
+	"kns3.dev/kns3/scheduler/plugins/customscore/simclient"
 )
 
 // Fallback reasons of a Placement: why a pod was placed without network
@@ -61,6 +62,10 @@ type Cycle struct {
 	// Reuse is not nil when the cycle holds an earlier cycle's ranking
 	// (see Reuse).
 	Reuse *Reuse
+	// Simulation is the answer the scores come from, nil without one: what
+	// else it says (its links) is read from it by the profile's other
+	// plugins, which never ask the simulator themselves.
+	Simulation *simclient.Simulation
 }
 
 // Placement is what the scheduling cycle's network scores said about the
@@ -68,6 +73,10 @@ type Cycle struct {
 // nodes and the best other feasible node, or why there were no scores.
 type Placement struct {
 	Node string
+	// Link is what the profile's NetworkCapacity plugin found of the
+	// node's link ("" without it): its free bandwidth and what was
+	// counted against it.
+	Link string
 	// Fallback is empty when the node was ranked by the simulator's scores.
 	Fallback string
 	// Score is the node's simulator score × 1000 (Score's raw value).
@@ -175,6 +184,9 @@ func (p Placement) Message() string {
 		msg = fmt.Sprintf("Not ranked (%s): %s, the node the pod was nominated for, still fits it, so the scheduler evaluated no other node", p.Fallback, p.Node)
 	default:
 		msg = fmt.Sprintf("Fallback (%s): %s chosen without network scores: %s", p.Fallback, p.Node, fallbackText(p))
+	}
+	if p.Link != "" {
+		msg += "; link: " + p.Link
 	}
 	switch p.Reused {
 	case ReusedRanking:

@@ -106,11 +106,16 @@ type wireNodeMetrics struct {
 	BandwidthMbps any `json:"bandwidth_mbps"`
 	PacketLoss    any `json:"packet_loss"`
 	// Measured is the optional confidence of a measured node's metrics;
-	// only whether the bandwidth is a lower bound is read.
+	// read are whether the bandwidth is a lower bound, and the link's use.
 	Measured struct {
 		BandwidthMbps *struct {
-			AtLeast bool `json:"at_least"`
+			AtLeast    bool   `json:"at_least"`
+			MeasuredAt string `json:"measured_at"`
 		} `json:"bandwidth_mbps"`
+		LinkUseMbps *struct {
+			Value      any    `json:"value"`
+			MeasuredAt string `json:"measured_at"`
+		} `json:"link_use_mbps"`
 	} `json:"measured"`
 }
 

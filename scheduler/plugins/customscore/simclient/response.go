@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"kns3.dev/kns3/scheduler/plugins/customscore/score"
 )
@@ -23,6 +24,10 @@ type Simulation struct {
 	// Body is the answer's body, read again off the cycle for what scoring
 	// does not need (MetaOf, meta.go).
 	Body []byte
+
+	// links is what Links read off Body, once.
+	linksOnce sync.Once
+	links     map[string]Link
 }
 
 // wireResponse is the consumer's view of a SimulationResponse. encoding/json

@@ -1,0 +1,168 @@
+// Package networkcapacity implements NetworkCapacity, which ranks nodes by
+// the bandwidth a new pod would find free on their link: the bandwidth the
+// simulator serves, less the traffic it measured on the link, less what the
+// pods placed on the node since that measurement need. The pods of one
+// burst so see each other (the scheduler's cache holds the ones assumed and
+// not yet bound), and a link that fills loses pods to one that does not.
+//
+// It reads the simulation CustomScorePlugin's PreScore took for the cycle,
+// and never asks the simulator itself: list it after CustomScorePlugin at
+// preScore. Without that simulation, or when it gives no feasible node a
+// bandwidth, it skips, leaving the choice to the other plugins.
+package networkcapacity
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/klog/v2"
+	fwk "k8s.io/kube-scheduler/framework"
+
+	apiconfig "kns3.dev/kns3/scheduler/apis/config"
+	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
+)
+
+// Name is the name of the plugin used in the plugin registry and configurations.
+const Name = "NetworkCapacity"
+
+// NetworkCapacity is the NetworkCapacity plugin. It keeps nothing between
+// cycles: what a cycle knows is in its CycleState.
+type NetworkCapacity struct {
+	args *apiconfig.NetworkCapacityArgs
+	// now is the clock pods assumed and not yet bound are placed at.
+	now func() time.Time
+}
+
+var (
+	_ fwk.PreScorePlugin    = &NetworkCapacity{}
+	_ fwk.ScorePlugin       = &NetworkCapacity{}
+	_ fwk.ScoreExtensions   = &NetworkCapacity{}
+	_ fwk.EnqueueExtensions = &NetworkCapacity{}
+	_ fwk.SignPlugin        = &NetworkCapacity{}
+)
+
+// New initializes the plugin from its NetworkCapacityArgs. Invalid args
+// fail scheduler start-up with the field named.
+func New(ctx context.Context, obj runtime.Object, _ fwk.Handle) (fwk.Plugin, error) {
+	args, err := getArgs(obj)
+	if err != nil {
+		return nil, err
+	}
+	klog.FromContext(ctx).V(1).Info("Plugin configured", "plugin", Name, "defaultPodMbps", args.DefaultPodMbps)
+	return &NetworkCapacity{args: args, now: time.Now}, nil
+}
+
+// Name returns the name of the plugin.
+func (pl *NetworkCapacity) Name() string { return Name }
+
+// PreScore works out, for every feasible node the simulation gives a
+// bandwidth, what a new pod would find free there, and leaves it in the
+// cycle's state for Score and for the placement event.
+func (pl *NetworkCapacity) PreScore(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) *fwk.Status {
+	c, err := placement.Read(state)
+	if err != nil || c.Simulation == nil {
+		klog.FromContext(ctx).V(4).Info("No simulation in the cycle: bandwidth not ranked", "plugin", Name, "pod", klog.KObj(pod))
+		return fwk.NewStatus(fwk.Skip)
+	}
+	links := c.Simulation.Links()
+	cs := &Cycle{Nodes: make(map[string]Link, len(nodes)), NeedMbps: needMbps(pod, pl.args.DefaultPodMbps)}
+	now := pl.now()
+	for _, n := range nodes {
+		name := n.Node().Name
+		l, ok := links[name]
+		if !ok {
+			continue
+		}
+		counted, pods := countPlacedSince(n, l.WindowStart, now, pl.args.DefaultPodMbps)
+		cs.Nodes[name] = Link{
+			BandwidthMbps: l.BandwidthMbps, BandwidthAtLeast: l.BandwidthAtLeast,
+			UseMbps: l.UseMbps, UseMeasured: l.UseMeasured,
+			CountedMbps: counted, CountedPods: pods,
+			FreeMbps: max(l.FreeMbps()-counted, 0),
+		}
+	}
+	if len(cs.Nodes) == 0 {
+		return fwk.NewStatus(fwk.Skip)
+	}
+	write(state, cs)
+	return nil
+}
+
+// Score is the node's free bandwidth in kbit/s; 0 for a node whose link
+// the simulation does not describe: unknown is never the best.
+func (pl *NetworkCapacity) Score(_ context.Context, state fwk.CycleState, _ *v1.Pod, nodeInfo fwk.NodeInfo) (int64, *fwk.Status) {
+	cs, err := read(state)
+	if err != nil {
+		return 0, fwk.AsStatus(err)
+	}
+	return int64(math.Round(cs.Nodes[nodeInfo.Node().Name].FreeMbps * 1000)), nil
+}
+
+// ScoreExtensions returns the plugin itself, which normalizes its scores.
+func (pl *NetworkCapacity) ScoreExtensions() fwk.ScoreExtensions { return pl }
+
+// NormalizeScore scales the free bandwidths so that the most free scores
+// MaxNodeScore: in proportion, not stretched, so that two links a few
+// Mbit/s apart score a few points apart, and a full link scores 0.
+//
+// A link the probes could only measure as at least some bandwidth, on which
+// the pod fits even so, scores as the most free: two such links differ
+// only in how far the probes happened to push them, and noise must not
+// rank nodes.
+func (pl *NetworkCapacity) NormalizeScore(_ context.Context, state fwk.CycleState, _ *v1.Pod, scores fwk.NodeScoreList) *fwk.Status {
+	var most int64
+	for _, s := range scores {
+		most = max(most, s.Score)
+	}
+	if cs, err := read(state); err == nil {
+		for i, s := range scores {
+			if l, ok := cs.Nodes[s.Name]; ok && l.BandwidthAtLeast && l.FreeMbps >= cs.NeedMbps {
+				scores[i].Score = most
+			}
+		}
+	}
+	for i := range scores {
+		if most == 0 {
+			scores[i].Score = 0
+			continue
+		}
+		scores[i].Score = int64(math.Round(float64(scores[i].Score) * float64(fwk.MaxNodeScore) / float64(most)))
+	}
+	return nil
+}
+
+// EventsToRegister registers no event: the plugin never rejects a pod, so
+// no cluster change can make a pod it held back schedulable.
+func (pl *NetworkCapacity) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHint, error) {
+	return nil, nil
+}
+
+// SignPod lets pods that declare the same bandwidth share a batched
+// ranking: a node's score depends on the pod only through its declared
+// need. A placement changes only the chosen node's count, and upstream's
+// batching filters and scores that node again before it reuses the rest
+// of the ranking, so the nodes it reuses still hold.
+func (pl *NetworkCapacity) SignPod(_ context.Context, pod *v1.Pod) ([]fwk.SignFragment, *fwk.Status) {
+	return []fwk.SignFragment{
+		{Key: ingressSignerName, Value: pod.Annotations[IngressBandwidthAnnotation]},
+		{Key: egressSignerName, Value: pod.Annotations[EgressBandwidthAnnotation]},
+	}, nil
+}
+
+// describe is how a Link reads in the placement event.
+func describe(l Link) string {
+	bw := fmt.Sprintf("%.0f", l.BandwidthMbps)
+	if l.BandwidthAtLeast {
+		bw = "≥ " + bw
+	}
+	use := "use not measured"
+	if l.UseMeasured {
+		use = fmt.Sprintf("%.0f in use", l.UseMbps)
+	}
+	return fmt.Sprintf("%.0f Mbit/s free of %s (%s, %.0f counted for %d pod(s) placed since the measurement)",
+		l.FreeMbps, bw, use, l.CountedMbps, l.CountedPods)
+}

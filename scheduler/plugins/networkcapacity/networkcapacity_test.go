@@ -1,0 +1,306 @@
+package networkcapacity
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+	st "k8s.io/kubernetes/pkg/scheduler/testing"
+
+	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
+	"kns3.dev/kns3/scheduler/plugins/customscore/simclient"
+)
+
+var measuredAt = time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
+
+// answer is a /simulate body measuring each node's link as bandwidth and
+// use (a negative use: not measured) at measuredAt.
+func answer(links map[string][2]float64) []byte {
+	return answerAtLeast(links, nil)
+}
+
+// answerAtLeast is answer with the bandwidth of the atLeast nodes served as
+// a lower bound, as for a link faster than the probes could push.
+func answerAtLeast(links map[string][2]float64, atLeast map[string]bool) []byte {
+	var entries []string
+	at := measuredAt.Format(time.RFC3339Nano)
+	for node, l := range links {
+		use := ""
+		if l[1] >= 0 {
+			use = fmt.Sprintf(`, "link_use_mbps": {"value": %g, "low": %g, "high": %g, "samples": 5, "measured_at": %q, "age_seconds": 0}`, l[1], l[1], l[1], at)
+		}
+		entries = append(entries, fmt.Sprintf(`%q: {"score": 1, "latency_ms": 0.1, "bandwidth_mbps": %g, "packet_loss": 0,
+			"measured": {"bandwidth_mbps": {"value": %g, "low": %g, "at_least": %t, "samples": 3, "measured_at": %q, "age_seconds": 0}%s}}`,
+			node, l[0], l[0], l[0], atLeast[node], at, use))
+	}
+	return []byte(fmt.Sprintf(`{"results": {%s}, "timestamp": %q, "window_seconds": 5}`, strings.Join(entries, ","), measuredAt.Format(time.RFC3339)))
+}
+
+// boundAt is a pod bound to its node at t, declaring annotations.
+func boundAt(name string, t time.Time, annotations map[string]string) *v1.Pod {
+	p := st.MakePod().Name(name).Namespace("default").Obj()
+	p.Annotations = annotations
+	p.Status.Conditions = []v1.PodCondition{{Type: v1.PodScheduled, Status: v1.ConditionTrue, LastTransitionTime: metav1.NewTime(t)}}
+	return p
+}
+
+// assumed is a pod the scheduler placed and has not bound: no condition yet.
+func assumed(name string, annotations map[string]string) *v1.Pod {
+	p := st.MakePod().Name(name).Namespace("default").Obj()
+	p.Annotations = annotations
+	return p
+}
+
+func node(name string, pods ...*v1.Pod) fwk.NodeInfo {
+	ni := framework.NewNodeInfo(pods...)
+	ni.SetNode(st.MakeNode().Name(name).Obj())
+	return ni
+}
+
+func declares(mbit string) map[string]string {
+	return map[string]string{IngressBandwidthAnnotation: mbit}
+}
+
+func newPlugin(t *testing.T, now time.Time) *NetworkCapacity {
+	t.Helper()
+	p, err := New(context.Background(), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl := p.(*NetworkCapacity)
+	pl.now = func() time.Time { return now }
+	return pl
+}
+
+// scoreCycle runs PreScore, Score and NormalizeScore as the framework does
+// over nodes with the simulation body, and returns the normalized scores by
+// node (nil when PreScore skipped).
+func scoreCycle(t *testing.T, pl *NetworkCapacity, body []byte, nodes []fwk.NodeInfo) (map[string]int64, fwk.CycleState) {
+	t.Helper()
+	ctx := context.Background()
+	state := framework.NewCycleState()
+	if body != nil {
+		placement.Write(state, &placement.Cycle{Simulation: &simclient.Simulation{Body: body}})
+	}
+	pod := st.MakePod().Name("new").Obj()
+	if s := pl.PreScore(ctx, state, pod, nodes); s.IsSkip() {
+		return nil, state
+	} else if !s.IsSuccess() {
+		t.Fatalf("PreScore: %v", s)
+	}
+	list := make(fwk.NodeScoreList, len(nodes))
+	for i, n := range nodes {
+		s, status := pl.Score(ctx, state, pod, n)
+		if !status.IsSuccess() {
+			t.Fatalf("Score(%s): %v", n.Node().Name, status)
+		}
+		list[i] = fwk.NodeScore{Name: n.Node().Name, Score: s}
+	}
+	if s := pl.NormalizeScore(ctx, state, pod, list); !s.IsSuccess() {
+		t.Fatalf("NormalizeScore: %v", s)
+	}
+	out := map[string]int64{}
+	for _, s := range list {
+		out[s.Name] = s.Score
+	}
+	return out, state
+}
+
+func TestScoresFreeBandwidth(t *testing.T) {
+	now := measuredAt.Add(3 * time.Second)
+	// The answers' window is 5 s: it began at measuredAt − 5 s.
+	before, starting, after := measuredAt.Add(-30*time.Second), measuredAt.Add(-8*time.Second), measuredAt.Add(2*time.Second)
+	tests := []struct {
+		name    string
+		links   map[string][2]float64
+		atLeast map[string]bool
+		nodes   []fwk.NodeInfo
+		want    map[string]int64 // nil: PreScore skips
+	}{{
+		name:    "two links known only as at least some bandwidth, with room for the pod, tie",
+		links:   map[string][2]float64{"a": {360, 1}, "b": {650, 1}},
+		atLeast: map[string]bool{"a": true, "b": true},
+		nodes:   []fwk.NodeInfo{node("a"), node("b")},
+		want:    map[string]int64{"a": 100, "b": 100},
+	}, {
+		name:    "a lower bound without room for the pod is ranked by it",
+		links:   map[string][2]float64{"a": {30, 0}, "b": {650, 0}},
+		atLeast: map[string]bool{"a": true, "b": true},
+		nodes:   []fwk.NodeInfo{node("a", assumed("p1", declares("25M"))), node("b")},
+		want:    map[string]int64{"a": 1, "b": 100}, // 5 free of at least 30, the pod needs 10
+	}, {
+		name:    "a measured link below a roomy lower bound is ranked in proportion to it",
+		links:   map[string][2]float64{"a": {100, 0}, "b": {650, 0}},
+		atLeast: map[string]bool{"b": true},
+		nodes:   []fwk.NodeInfo{node("a"), node("b")},
+		want:    map[string]int64{"a": 15, "b": 100},
+	}, {
+		name:  "idle identical links score alike",
+		links: map[string][2]float64{"a": {100, 0}, "b": {100, 0}},
+		nodes: []fwk.NodeInfo{node("a"), node("b")},
+		want:  map[string]int64{"a": 100, "b": 100},
+	}, {
+		name:  "measured use is taken off the bandwidth",
+		links: map[string][2]float64{"a": {100, 60}, "b": {100, 0}},
+		nodes: []fwk.NodeInfo{node("a"), node("b")},
+		want:  map[string]int64{"a": 40, "b": 100},
+	}, {
+		name:  "a pod assumed and not yet bound is counted at its declared need",
+		links: map[string][2]float64{"a": {100, 0}, "b": {100, 0}},
+		nodes: []fwk.NodeInfo{node("a", assumed("p1", declares("20M"))), node("b")},
+		want:  map[string]int64{"a": 80, "b": 100},
+	}, {
+		name:  "pods of one burst add up; one without a declaration counts the default",
+		links: map[string][2]float64{"a": {100, 0}, "b": {100, 0}},
+		nodes: []fwk.NodeInfo{node("a", assumed("p1", declares("20M")), assumed("p2", nil)), node("b", assumed("p3", declares("50M")))},
+		want:  map[string]int64{"a": 100, "b": 71}, // free 70 and 50
+	}, {
+		name:  "a pod placed well before the window is in the measurement, not counted again",
+		links: map[string][2]float64{"a": {100, 30}, "b": {100, 0}},
+		nodes: []fwk.NodeInfo{node("a", boundAt("old", before, declares("30M"))), node("b", boundAt("new", after, declares("30M")))},
+		want:  map[string]int64{"a": 100, "b": 100}, // 70 free each
+	}, {
+		name:  "a pod placed just before the window, still starting, is counted",
+		links: map[string][2]float64{"a": {100, 0}, "b": {100, 0}},
+		nodes: []fwk.NodeInfo{node("a", boundAt("starting", starting, declares("30M"))), node("b")},
+		want:  map[string]int64{"a": 70, "b": 100},
+	}, {
+		name:  "the larger of ingress and egress counts",
+		links: map[string][2]float64{"a": {100, 0}, "b": {100, 0}},
+		nodes: []fwk.NodeInfo{node("a", assumed("p1", map[string]string{IngressBandwidthAnnotation: "10M", EgressBandwidthAnnotation: "40M"})), node("b")},
+		want:  map[string]int64{"a": 60, "b": 100},
+	}, {
+		name:  "a full link scores 0, never below",
+		links: map[string][2]float64{"a": {100, 0}, "b": {100, 0}},
+		nodes: []fwk.NodeInfo{node("a", assumed("p1", declares("150M"))), node("b")},
+		want:  map[string]int64{"a": 0, "b": 100},
+	}, {
+		name:  "a node whose link is not described scores 0: unknown is never the best",
+		links: map[string][2]float64{"a": {20, -1}},
+		nodes: []fwk.NodeInfo{node("a"), node("unknown")},
+		want:  map[string]int64{"a": 100, "unknown": 0},
+	}, {
+		name:  "no feasible node described: skip",
+		links: map[string][2]float64{"other": {100, 0}},
+		nodes: []fwk.NodeInfo{node("a"), node("b")},
+	}, {
+		name:  "without a simulation: skip",
+		nodes: []fwk.NodeInfo{node("a"), node("b")},
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var body []byte
+			if tc.links != nil {
+				body = answerAtLeast(tc.links, tc.atLeast)
+			}
+			got, _ := scoreCycle(t, newPlugin(t, now), body, tc.nodes)
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Errorf("scores %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// A burst of ten 20 Mbit/s pods over two idle 100 Mbit/s links, each pod
+// going to the best-scored node and assumed there, as the scheduler
+// does: five on each link. Without counting them all ten would tie, and
+// the first-listed node would take them.
+func TestBurstSpreads(t *testing.T) {
+	pl := newPlugin(t, measuredAt.Add(time.Second))
+	body := answer(map[string][2]float64{"a": {100, 0}, "b": {100, 0}})
+	placed := map[string][]*v1.Pod{}
+	for i := range 10 {
+		nodes := []fwk.NodeInfo{node("a", placed["a"]...), node("b", placed["b"]...)}
+		scores, _ := scoreCycle(t, pl, body, nodes)
+		best := "a"
+		if scores["b"] > scores["a"] {
+			best = "b"
+		}
+		placed[best] = append(placed[best], assumed(fmt.Sprintf("p%d", i), declares("20M")))
+	}
+	if len(placed["a"]) != 5 || len(placed["b"]) != 5 {
+		t.Errorf("burst placed %d on a and %d on b, want 5 and 5", len(placed["a"]), len(placed["b"]))
+	}
+}
+
+func TestDescribe(t *testing.T) {
+	pl := newPlugin(t, measuredAt.Add(time.Second))
+	_, state := scoreCycle(t, pl, answer(map[string][2]float64{"a": {100, 10}, "b": {100, -1}}),
+		[]fwk.NodeInfo{node("a", assumed("p1", declares("20M"))), node("b")})
+	if got, want := Describe(state, "a"), "70 Mbit/s free of 100 (10 in use, 20 counted for 1 pod(s) placed since the measurement)"; got != want {
+		t.Errorf("Describe(a) = %q, want %q", got, want)
+	}
+	if got := Describe(state, "b"); !strings.Contains(got, "use not measured") {
+		t.Errorf("Describe(b) = %q, want it to say the use was not measured", got)
+	}
+	if got := Describe(state, "c"); got != "" {
+		t.Errorf("Describe(c) = %q for a node not in the cycle, want empty", got)
+	}
+}
+
+func TestNeedMbps(t *testing.T) {
+	tests := []struct {
+		annotations map[string]string
+		want        float64
+	}{
+		{nil, 7},
+		{declares("20M"), 20},
+		{declares("1G"), 1000},
+		{map[string]string{EgressBandwidthAnnotation: "500k"}, 0.5},
+		{declares("lots"), 7},
+		{declares("-5M"), 7},
+		{map[string]string{IngressBandwidthAnnotation: "lots", EgressBandwidthAnnotation: "3M"}, 3},
+	}
+	for _, tc := range tests {
+		if got := needMbps(assumed("p", tc.annotations), 7); got != tc.want {
+			t.Errorf("needMbps(%v) = %g, want %g", tc.annotations, got, tc.want)
+		}
+	}
+}
+
+// Pods share a signature when they declare the same bandwidth, and only
+// then: the declared need is all of a pod that its scores depend on.
+func TestSignPod(t *testing.T) {
+	pl := newPlugin(t, measuredAt)
+	sign := func(p *v1.Pod) []fwk.SignFragment {
+		t.Helper()
+		f, s := pl.SignPod(context.Background(), p)
+		if !s.IsSuccess() {
+			t.Fatalf("SignPod: %v", s)
+		}
+		return f
+	}
+	pod := func(name string, annotations ...string) *v1.Pod {
+		p := st.MakePod().Name(name)
+		for i := 0; i+1 < len(annotations); i += 2 {
+			p = p.Annotation(annotations[i], annotations[i+1])
+		}
+		return p.Obj()
+	}
+	tests := []struct {
+		name string
+		a, b *v1.Pod
+		same bool
+	}{
+		{"neither declares", pod("a"), pod("b", "other", "x"), true},
+		{"the same ingress", pod("a", IngressBandwidthAnnotation, "20M"), pod("b", IngressBandwidthAnnotation, "20M"), true},
+		{"another ingress", pod("a", IngressBandwidthAnnotation, "20M"), pod("b", IngressBandwidthAnnotation, "30M"), false},
+		{"ingress against none", pod("a", IngressBandwidthAnnotation, "20M"), pod("b"), false},
+		{"ingress against the same egress", pod("a", IngressBandwidthAnnotation, "20M"), pod("b", EgressBandwidthAnnotation, "20M"), false},
+		{"another egress", pod("a", EgressBandwidthAnnotation, "1G"), pod("b", EgressBandwidthAnnotation, "2G"), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if same := cmp.Equal(sign(tt.a), sign(tt.b)); same != tt.same {
+				t.Errorf("pods %v and %v share a signature: %v, want %v", tt.a.Annotations, tt.b.Annotations, same, tt.same)
+			}
+		})
+	}
+}

@@ -1,0 +1,72 @@
+package networkcapacity
+
+import (
+	"fmt"
+
+	fwk "k8s.io/kube-scheduler/framework"
+)
+
+// stateKey is where PreScore leaves the cycle's links.
+const stateKey fwk.StateKey = Name + "/links"
+
+// Cycle is what one scheduling cycle's PreScore found of the feasible
+// nodes' links.
+type Cycle struct {
+	// Nodes are the feasible nodes whose link the simulation describes.
+	Nodes map[string]Link
+	// NeedMbps is what the pod being scheduled needs, declared or the
+	// default.
+	NeedMbps float64
+}
+
+// Link is one node's link as a new pod would find it.
+type Link struct {
+	// BandwidthMbps is the link's bandwidth as served, a lower bound when
+	// BandwidthAtLeast.
+	BandwidthMbps    float64
+	BandwidthAtLeast bool
+	// UseMbps is the traffic measured on it, when UseMeasured.
+	UseMbps     float64
+	UseMeasured bool
+	// CountedMbps is what the CountedPods placed since the measurement
+	// need, declared or estimated.
+	CountedMbps float64
+	CountedPods int
+	// FreeMbps is what is left: bandwidth − use − counted, at least 0.
+	FreeMbps float64
+}
+
+// Clone returns c itself: a Cycle is never written after PreScore.
+func (c *Cycle) Clone() fwk.StateData { return c }
+
+func write(state fwk.CycleState, c *Cycle) { state.Write(stateKey, c) }
+
+func read(state fwk.CycleState) (*Cycle, error) {
+	data, err := state.Read(stateKey)
+	if err != nil {
+		return nil, fmt.Errorf("reading %q from the cycle state: %w", stateKey, err)
+	}
+	c, ok := data.(*Cycle)
+	if !ok {
+		return nil, fmt.Errorf("%q holds %T, not a *networkcapacity.Cycle", stateKey, data)
+	}
+	return c, nil
+}
+
+// Describe says what the cycle in state found of node's link, for the
+// placement event; "" when the plugin did not rank the cycle or the
+// simulation does not describe the node's link.
+func Describe(state fwk.CycleState, node string) string {
+	if state == nil {
+		return ""
+	}
+	c, err := read(state)
+	if err != nil {
+		return ""
+	}
+	l, ok := c.Nodes[node]
+	if !ok {
+		return ""
+	}
+	return describe(l)
+}
