@@ -488,7 +488,7 @@ func describeMeasured(m *api.Measurements) string {
 	for _, e := range []struct {
 		name string
 		e    *api.Estimate
-	}{{"latency", m.LatencyMs}, {"bandwidth", m.BandwidthMbps}, {"loss", m.PacketLoss}} {
+	}{{"latency", m.LatencyMs}, {"bandwidth", m.BandwidthMbps}, {"loss", m.PacketLoss}, {"link use", m.LinkUseMbps}} {
 		switch {
 		case e.e == nil:
 			parts = append(parts, e.name+" unknown")

@@ -40,8 +40,10 @@ const (
 // replaces the control plane's kube-scheduler with kns-3-scheduler
 // (deploy/control-plane) and checks that pods without a schedulerName get
 // upstream's scoring, KNS-3 pods follow the simulator, and the same burst
-// loses no pod to the kubelet. The Teardown puts kubeadm's kube-scheduler
-// and the Deployment back, as the README's way back says.
+// loses no pod to the kubelet. Then it installs deploy/live/control-plane
+// over it and reads a live answer. The Teardown puts kubeadm's
+// kube-scheduler and the Deployment back, as the README's way back says,
+// and removes the agents.
 func TestOneScheduler(t *testing.T) {
 	var twoSchedulers int
 	f := inNamespace(features.New("one scheduler for the whole cluster"), "kns3-e2e-onescheduler").
@@ -56,13 +58,14 @@ func TestOneScheduler(t *testing.T) {
 				}
 				return ctx
 			}).
-		WithTeardown("restore kubeadm's kube-scheduler and the Deployment",
+		WithTeardown("restore kubeadm's kube-scheduler and the Deployment, and remove the agents",
 			func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 				for _, step := range kindenv.RestoreSteps() {
 					if err := kindCluster.Run(ctx, step); err != nil {
 						t.Fatal(err)
 					}
 				}
+				removeLive(ctx, t)
 				return ctx
 			}).
 		Assess("pods without a schedulerName get upstream's default profile",
@@ -150,6 +153,29 @@ func TestOneScheduler(t *testing.T) {
 					t.Errorf("kubectl kns3 status does not show the control-plane install in Background mode:\n%s", out)
 				}
 				t.Logf("kubectl kns3 status:\n%s", out)
+				return ctx
+			}).
+		Assess("with deploy/live/control-plane, the control plane's simulator measures every node through the agents",
+			func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+				c := clusterFrom(ctx, t)
+				for _, step := range kindenv.ReplaceLiveSteps() {
+					if err := kindCluster.Run(ctx, step); err != nil {
+						t.Fatal(err)
+					}
+				}
+				// From the host network, by cluster DNS, with no API credentials.
+				r := c.awaitLive("every worker measured in full from the control plane", c.measuredInFull, 2*deployLiveWindow+30*time.Second)
+				t.Logf("the control plane's simulator, source %q: %s", r.Source, describeResults(r.Results))
+				c.awaitHeld(r.Source)
+				// The live profile ranks by free bandwidth too: its placement
+				// event says what was free on the chosen node's link.
+				c.createPod(st.MakePod().Name("live-0"))
+				c.scheduled("live-0")
+				if ev := c.placementEvent("live-0"); !strings.Contains(ev, "link: ") {
+					t.Errorf("the live profile's placement event names no free bandwidth (NetworkCapacity did not rank): %s", ev)
+				} else {
+					t.Logf("live-0: %s", ev)
+				}
 				return ctx
 			}).
 		Feature()

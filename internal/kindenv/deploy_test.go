@@ -1,7 +1,6 @@
 package kindenv
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -19,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/component-base/featuregate"
+	schedulerv1 "k8s.io/kube-scheduler/config/v1"
 	_ "k8s.io/kubernetes/pkg/features" // registers Kubernetes' gates with the default gate
 	"sigs.k8s.io/yaml"
 
@@ -309,20 +309,11 @@ func TestHADeploy(t *testing.T) {
 
 // deploy/live is deploy/ with a probe agent on every node that the
 // simulator finds by DNS: the agents tolerate every taint, hold no token,
-// need no privilege, and the simulator names their headless Service.
+// need no privilege, see nothing of their node but its /sys, read-only,
+// and the simulator names their headless Service.
 func TestLiveDeploy(t *testing.T) {
 	dir := filepath.Join(deployDir(t), "live")
-	spec, err := os.ReadFile(filepath.Join(deployDir(t), "scheduler-config.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	live, err := os.ReadFile(filepath.Join(dir, "scheduler-config.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(spec, live) {
-		t.Error("deploy/live/scheduler-config.yaml differs from deploy/scheduler-config.yaml")
-	}
+	checkLiveProfile(t, filepath.Join(deployDir(t), "scheduler-config.yaml"), filepath.Join(dir, "scheduler-config.yaml"))
 	var ds appsv1.DaemonSet
 	renderTyped(t, dir, "DaemonSet", "kns-3-agent", &ds)
 	pod := ds.Spec.Template.Spec
@@ -331,6 +322,28 @@ func TestLiveDeploy(t *testing.T) {
 	}
 	if len(pod.Tolerations) != 1 || pod.Tolerations[0].Operator != v1.TolerationOpExists || pod.Tolerations[0].Key != "" {
 		t.Errorf("agent tolerations %v, want every taint tolerated", pod.Tolerations)
+	}
+	// The node's /sys, read-only, for its link's byte counters, and no
+	// other host path.
+	agent := pod.Containers[0]
+	if len(pod.Volumes) != 1 || pod.Volumes[0].HostPath == nil || pod.Volumes[0].HostPath.Path != "/sys" ||
+		pod.Volumes[0].HostPath.Type == nil || *pod.Volumes[0].HostPath.Type != v1.HostPathDirectory {
+		t.Errorf("agent volumes %+v, want the node's /sys only", pod.Volumes)
+	} else if len(agent.VolumeMounts) != 1 || agent.VolumeMounts[0].Name != pod.Volumes[0].Name || !agent.VolumeMounts[0].ReadOnly ||
+		!slices.Contains(agent.Args, "--node-sysfs="+agent.VolumeMounts[0].MountPath) {
+		t.Errorf("agent mounts %+v, args %v: want the node's /sys read-only where --node-sysfs says", agent.VolumeMounts, agent.Args)
+	}
+	if sc := agent.SecurityContext; sc == nil || sc.Privileged != nil && *sc.Privileged || sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation {
+		t.Errorf("agent security context %+v, want unprivileged", sc)
+	}
+	// A hostPath is beyond the restricted Pod Security level: the namespace
+	// enforces privileged, and still warns and audits at restricted.
+	var ns v1.Namespace
+	renderTyped(t, dir, "Namespace", Namespace, &ns)
+	for level, want := range map[string]string{"enforce": "privileged", "warn": "restricted", "audit": "restricted"} {
+		if got := ns.Labels["pod-security.kubernetes.io/"+level]; got != want {
+			t.Errorf("namespace Pod Security %s %q, want %q", level, got, want)
+		}
 	}
 	var svc v1.Service
 	renderTyped(t, dir, "Service", "kns-3-agent", &svc)
@@ -446,8 +459,8 @@ func admits(t *testing.T, np networkingv1.NetworkPolicy, ns string, podLabels ma
 }
 
 // schedulerPods renders every install's scheduler pod: the Deployment of
-// deploy/, deploy/ha and deploy/live, and deploy/control-plane's static
-// pod.
+// deploy/, deploy/ha and deploy/live, and the static pod of
+// deploy/control-plane and deploy/live/control-plane.
 func schedulerPods(t *testing.T) map[string]v1.PodSpec {
 	t.Helper()
 	pods := map[string]v1.PodSpec{}
@@ -456,10 +469,11 @@ func schedulerPods(t *testing.T) map[string]v1.PodSpec {
 		renderTyped(t, dir, "Deployment", Deployment, &d)
 		pods[dir] = d.Spec.Template.Spec
 	}
-	dir := filepath.Join(deployDir(t), "control-plane")
-	var pod v1.Pod
-	renderTyped(t, dir, "Pod", "kube-scheduler", &pod)
-	pods[dir] = pod.Spec
+	for _, dir := range []string{filepath.Join(deployDir(t), "control-plane"), filepath.Join(deployDir(t), "live", "control-plane")} {
+		var pod v1.Pod
+		renderTyped(t, dir, "Pod", "kube-scheduler", &pod)
+		pods[dir] = pod.Spec
+	}
 	return pods
 }
 
@@ -512,5 +526,59 @@ func TestSimulatorProbes(t *testing.T) {
 				t.Errorf("%s: the simulator's liveness probe asks %q, want its /healthz", dir, u)
 			}
 		}
+	}
+}
+
+// checkLiveProfile checks that a live configuration is the one it is
+// made from with NetworkCapacity added to the kns-3-scheduler profile:
+// after CustomScorePlugin at preScore, at score, and configured; nothing
+// else differs.
+func checkLiveProfile(t *testing.T, fromPath, livePath string) {
+	t.Helper()
+	var fromCfg, liveCfg schedulerv1.KubeSchedulerConfiguration
+	for path, cfg := range map[string]*schedulerv1.KubeSchedulerConfiguration{fromPath: &fromCfg, livePath: &liveCfg} {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := yaml.UnmarshalStrict(data, cfg); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+	}
+	i := slices.IndexFunc(liveCfg.Profiles, func(p schedulerv1.KubeSchedulerProfile) bool {
+		return p.SchedulerName != nil && *p.SchedulerName == "kns-3-scheduler"
+	})
+	if i < 0 || liveCfg.Profiles[i].Plugins == nil {
+		t.Fatalf("%s: no kns-3-scheduler profile with plugins", livePath)
+	}
+	p := &liveCfg.Profiles[i]
+	const capacity = "NetworkCapacity"
+	names := func(ps []schedulerv1.Plugin) []string {
+		var out []string
+		for _, pl := range ps {
+			out = append(out, pl.Name)
+		}
+		return out
+	}
+	if got := names(p.Plugins.PreScore.Enabled); !slices.Equal(got, []string{"CustomScorePlugin", capacity}) {
+		t.Errorf("%s: preScore %v, want CustomScorePlugin then %s, which reads its simulation", livePath, got, capacity)
+	}
+	if !slices.Contains(names(p.Plugins.Score.Enabled), capacity) {
+		t.Errorf("%s does not score with %s", livePath, capacity)
+	}
+	if n := slices.IndexFunc(p.PluginConfig, func(c schedulerv1.PluginConfig) bool { return c.Name == capacity }); n < 0 {
+		t.Errorf("%s: pluginConfig %v has no %s", livePath, p.PluginConfig, capacity)
+	}
+	without := func(ps []schedulerv1.Plugin) []schedulerv1.Plugin {
+		return slices.DeleteFunc(slices.Clone(ps), func(pl schedulerv1.Plugin) bool { return pl.Name == capacity })
+	}
+	p.Plugins.PreScore.Enabled = without(p.Plugins.PreScore.Enabled)
+	p.Plugins.Score.Enabled = without(p.Plugins.Score.Enabled)
+	p.PluginConfig = slices.DeleteFunc(p.PluginConfig, func(c schedulerv1.PluginConfig) bool { return c.Name == capacity })
+	if len(p.PluginConfig) == 0 {
+		p.PluginConfig = nil
+	}
+	if !reflect.DeepEqual(fromCfg, liveCfg) {
+		t.Errorf("%s is not %s with %s added:\n%+v\nwant\n%+v", livePath, fromPath, capacity, liveCfg, fromCfg)
 	}
 }

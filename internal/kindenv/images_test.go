@@ -59,7 +59,8 @@ func images(obj any, path string, out map[string]string) {
 // pulled (imagePullPolicy IfNotPresent/Never), so a stale tag leaves the
 // pods in ImagePullBackOff.
 func TestRenderedImagesCarryTheRelease(t *testing.T) {
-	for _, dir := range []string{deployDir(t), filepath.Join(deployDir(t), "ha"), filepath.Join(deployDir(t), "live"), filepath.Join(deployDir(t), "sample"), filepath.Join(deployDir(t), "control-plane")} {
+	for _, dir := range []string{deployDir(t), filepath.Join(deployDir(t), "ha"), filepath.Join(deployDir(t), "live"), filepath.Join(deployDir(t), "sample"),
+		filepath.Join(deployDir(t), "control-plane"), filepath.Join(deployDir(t), "live", "control-plane"), filepath.Join(deployDir(t), "live", "control-plane", "agents")} {
 		objs, err := Render(dir)
 		if err != nil {
 			t.Fatal(err)

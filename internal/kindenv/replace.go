@@ -38,8 +38,14 @@ func ParseInstallMode(s string) (InstallMode, error) {
 	return "", fmt.Errorf("install mode %q: want %q or %q", s, SecondScheduler, ReplaceScheduler)
 }
 
-// controlPlaneDir holds the replacement, relative to the repository root.
-var controlPlaneDir = filepath.Join("deploy", "control-plane")
+// controlPlaneDir holds the replacement, relative to the repository root;
+// liveControlPlaneDir the replacement with live measurements, and
+// liveAgentsDir the agents it measures through.
+var (
+	controlPlaneDir     = filepath.Join("deploy", "control-plane")
+	liveControlPlaneDir = filepath.Join("deploy", "live", "control-plane")
+	liveAgentsDir       = filepath.Join(liveControlPlaneDir, "agents")
+)
 
 // controlPlaneStage is where install.sh and its inputs are copied on a
 // node. Not under /tmp: the node mounts a tmpfs there, which docker cp does
@@ -52,10 +58,18 @@ const controlPlaneStage = "/var/lib/kns-3-control-plane"
 // rendered static pod, the two-profile configuration and the sample
 // scenario: what an operator does on a kubeadm control plane.
 func replaceScheduler(ctx context.Context, c *Cluster) error {
-	dir := filepath.Join(c.Inputs.Root, controlPlaneDir)
-	if err := Apply(ctx, c.Config, filepath.Join(dir, "status")); err != nil {
+	if err := Apply(ctx, c.Config, filepath.Join(c.Inputs.Root, controlPlaneDir, "status")); err != nil {
 		return err
 	}
+	return installStaticPod(ctx, c, controlPlaneDir)
+}
+
+// installStaticPod runs deploy/control-plane/install.sh on every
+// control-plane node with the static pod dir renders, dir's
+// scheduler-config.yaml and the sample scenario, and returns once the new
+// scheduler is ready (install.sh waits for it).
+func installStaticPod(ctx context.Context, c *Cluster, relDir string) error {
+	dir := filepath.Join(c.Inputs.Root, relDir)
 	objs, err := Render(dir)
 	if err != nil {
 		return err
@@ -73,7 +87,7 @@ func replaceScheduler(ctx context.Context, c *Cluster) error {
 	}
 	defer os.RemoveAll(stage)
 	files := map[string]string{
-		"install.sh":            filepath.Join(dir, "install.sh"),
+		"install.sh":            filepath.Join(c.Inputs.Root, controlPlaneDir, "install.sh"),
 		"scheduler-config.yaml": filepath.Join(dir, "scheduler-config.yaml"),
 		"scenario.yaml":         filepath.Join(c.Inputs.Root, "deploy", "base", "sample-scenario.yaml"),
 	}
@@ -105,7 +119,7 @@ func replaceScheduler(ctx context.Context, c *Cluster) error {
 			remote+"/kube-scheduler.yaml", remote+"/scheduler-config.yaml", remote+"/scenario.yaml"); err != nil {
 			return err
 		}
-		c.logf("%s: kube-scheduler replaced", node)
+		c.logf("%s: kube-scheduler replaced (%s)", node, relDir)
 	}
 	return nil
 }
@@ -173,6 +187,22 @@ func ReplaceSteps() []Step {
 		{"scale the KNS-3 Deployment to 0", func(ctx context.Context, c *Cluster) error { return scaleDeployment(ctx, c, 0) }},
 		{"replace the control plane's kube-scheduler", replaceScheduler},
 		{"wait for the scheduler pod", waitReplacedScheduler},
+	}
+}
+
+// ReplaceLiveSteps follow ReplaceSteps: they give the control plane's
+// scheduler live measurements, as an operator does with
+// deploy/live/control-plane: the probe agents applied, then install.sh run
+// again with the live static pod and its configuration. RestoreSteps undo
+// the install; the agents stay until deleted.
+func ReplaceLiveSteps() []Step {
+	return []Step{
+		{"apply the probe agents (" + liveAgentsDir + ")", func(ctx context.Context, c *Cluster) error {
+			return Apply(ctx, c.Config, filepath.Join(c.Inputs.Root, liveAgentsDir))
+		}},
+		{"install the live control plane's scheduler (" + liveControlPlaneDir + ")", func(ctx context.Context, c *Cluster) error {
+			return installStaticPod(ctx, c, liveControlPlaneDir)
+		}},
 	}
 }
 
