@@ -8,15 +8,25 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"math"
 	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	kns3 "kns3.dev/kns3"
+	"kns3.dev/kns3/internal/conditions"
+	"kns3.dev/kns3/internal/kindenv"
 	"kns3.dev/kns3/internal/netshape"
 	"kns3.dev/kns3/scheduler/apis/config"
 	"kns3.dev/kns3/simulator/api"
@@ -25,36 +35,68 @@ import (
 )
 
 var (
-	valueDuration = flag.Duration("kns3.value-duration", 5*time.Second, "how long each placement's clients run in the value benchmark (make bench: 30s)")
+	valueDuration = flag.Duration("kns3.value-duration", 5*time.Second, "how long each placement's clients run in the value benchmark (make bench: 15s)")
 	valueOut      = flag.String("kns3.value-out", "", "write the value benchmark's results here, as JSON (make bench)")
+	valueTrials   = flag.Int("kns3.value-trials", 1, "trials of every placement at each load level (make bench: 5)")
+	valueLevels   = flag.String("kns3.value-levels", "twice", "load levels, comma-separated, of below, equal and twice (make bench: all three)")
 )
 
+const netbenchPort = 8080
+
+// Each client fetches clientObjectBytes clientObjectsPerSecond times a
+// second, clientMbps, and declares it in kubernetes.io/ingress-bandwidth.
 const (
-	valueClients = 6
-	netbenchPort = 8080
+	clientObjectBytes      = 200_000
+	clientObjectsPerSecond = 10
+	clientMbps             = clientObjectBytes * 8 * clientObjectsPerSecond / 1e6
 )
 
-// The value benchmark's links: the rigorous worker's has gone bad since
-// the sample scenario was written (it still ranks it first), the others
-// are good; all are capped, so the network and not the machine's cores
-// bounds the workload (6 clients asking 8 Mbit/s each).
+// The value benchmark's links: the plain worker's is the best, the
+// rigorous worker's slower. The sample scenario, typed in long ago, still
+// ranks the rigorous worker first.
 var (
-	badLink  = netshape.Shape{RateMbit: 5, Loss: 0.05}
-	goodLink = netshape.Shape{RateMbit: 100}
+	bestLink = netshape.Shape{RateMbit: 100}
+	slowLink = netshape.Shape{RateMbit: 50}
 )
 
-// valueBenchmark runs the same clients three times on the shaped cluster,
-// placed by the default scheduler, by KNS-3 with the sample scenario's
-// static numbers, and by KNS-3 with live measurements, and reports their
-// small calls' latency, their throughput and where they went. It checks
-// only what placement must follow: the static scenario sends every client
-// to the node it ranks first, live measurements send none to the bad link.
+// valueLevel is a load level: how many clients, against the best link.
+type valueLevel struct {
+	name    string
+	clients int
+}
+
+// The levels ask about half the best link, about all of it, and twice it.
+var valueLevelsByName = map[string]valueLevel{
+	"below": {"below", 3},
+	"equal": {"equal", 6},
+	"twice": {"twice", 12},
+}
+
+// uncountedProfile is the specification's profile, run beside the live
+// install's for the comparison: live measurements without NetworkCapacity.
+const uncountedProfile = "kns-3-uncounted"
+
+// A placement of the benchmark: which profile places the clients, with
+// which scenario in front of the measurements.
+type valuePlacement struct {
+	name, scheduler, scenario string
+}
+
+// valueBenchmark runs the same clients at each load level, trial after
+// trial, placed four ways in rotating order: by the default scheduler; by
+// KNS-3 with the sample scenario's static numbers; by KNS-3 with live
+// measurements and without NetworkCapacity (the specification's profile);
+// and by the live install's profile, with it. It reports small-call
+// latency, throughput and where the clients went. It checks only what
+// placement must follow: the static scenario sends every client to the
+// node it ranks first; live measurements without capacity send every
+// client placed with the first one's scores to the best link; with capacity,
+// at twice the best link's capacity, the slower link takes some.
 func (c *cluster) valueBenchmark(ctx context.Context) {
 	c.t.Helper()
-	// Every node as empty of the suite's pods as the others, so that the
-	// default scheduler spreads the clients by the nodes alone.
+	levels := c.parseValueLevels()
 	c.deleteAll(ctx, "")
-	links := map[string]netshape.Shape{c.rigorous: badLink, c.plain: goodLink, c.disabled: goodLink}
+	links := map[string]netshape.Shape{c.rigorous: slowLink, c.plain: bestLink}
 	for node, s := range links {
 		c.t.Cleanup(func() {
 			if err := netshape.Clear(context.Background(), node); err != nil {
@@ -65,43 +107,58 @@ func (c *cluster) valueBenchmark(ctx context.Context) {
 			c.t.Fatal(err)
 		}
 	}
+	c.runUncountedProfile(ctx)
 	server := c.netbenchServer(ctx)
-	c.setScenarioDoc("source: value-live\nnodes: {}\n", servesSource("live+value-live"))
+	live := "source: value-live\nnodes: {}\n"
+	placements := []valuePlacement{
+		{value.PlacementDefault, "default-scheduler", ""},
+		// The sample scenario's numbers (deploy/base/sample-scenario.yaml)
+		// for the two workers.
+		{value.PlacementStatic, uncountedProfile, fmt.Sprintf(
+			"source: value-static\nnodes:\n  %s: {latency_ms: 4, bandwidth_mbps: 1000, packet_loss: 0.01}\n  %s: {score: 0.40}\n",
+			c.rigorous, c.plain)},
+		{value.PlacementUncounted, uncountedProfile, live},
+		{value.PlacementCapacity, config.ProfileName, live},
+	}
+	c.setScenarioDoc(live, servesSource("live+value-live"))
 	c.awaitLive("the shaped links measured", func(r api.SimulationResponse) bool {
-		bad, good := r.Results[c.rigorous].BandwidthMbps, r.Results[c.plain].BandwidthMbps
-		return bad != nil && good != nil && *bad < 2*badLink.RateMbit && *good > 0.5*goodLink.RateMbit
+		slow, best := r.Results[c.rigorous].BandwidthMbps, r.Results[c.plain].BandwidthMbps
+		return slow != nil && best != nil && *slow < 1.3*slowLink.RateMbit && *best > 1.3*slowLink.RateMbit
 	}, 2*liveWindow+10*time.Second)
 
-	report := value.Report{Version: kns3.Version, Date: time.Now().UTC(), DurationSeconds: valueDuration.Seconds(), Clients: valueClients,
-		Links: map[string]string{c.rigorous: badLink.String(), c.plain: goodLink.String(), c.disabled: goodLink.String()}}
-	for _, run := range []struct {
-		name, scheduler, scenario string
-	}{
-		{"default scheduler", "default-scheduler", ""},
-		// The sample scenario's numbers (deploy/base/sample-scenario.yaml)
-		// for this cluster's nodes.
-		{"KNS-3, static sample scenario", config.ProfileName, fmt.Sprintf(
-			"source: value-static\nnodes:\n  %s: {score: 0.95}\n  %s: {latency_ms: 4, bandwidth_mbps: 1000, packet_loss: 0.01}\n  %s: {score: 0.40}\n",
-			c.disabled, c.rigorous, c.plain)},
-		{"KNS-3, live measurements", config.ProfileName, "source: value-live\nnodes: {}\n"},
-	} {
-		if run.scenario != "" {
-			source := strings.TrimPrefix(strings.SplitN(run.scenario, "\n", 2)[0], "source: ")
-			c.setScenarioDoc(run.scenario, servesSource("live+"+source))
+	report := value.Report{Version: kns3.Version, Date: time.Now().UTC(), DurationSeconds: valueDuration.Seconds(),
+		ClientMbps: clientMbps, BestLinkMbps: bestLink.RateMbit,
+		Links: map[string]string{c.rigorous: slowLink.String(), c.plain: bestLink.String()}}
+	scenario := live
+	for _, lv := range levels {
+		level := value.Level{Name: lv.name, Clients: lv.clients, DemandMbps: float64(lv.clients) * clientMbps}
+		for trial := range *valueTrials {
+			tr := value.Trial{Placements: make([]value.Placement, len(placements))}
+			for k := range placements {
+				i := (trial + k) % len(placements)
+				pl := placements[i]
+				if pl.scenario != "" && pl.scenario != scenario {
+					source := strings.TrimPrefix(strings.SplitN(pl.scenario, "\n", 2)[0], "source: ")
+					c.setScenarioDoc(pl.scenario, servesSource("live+"+source))
+					scenario = pl.scenario
+				}
+				c.awaitQuietLinks()
+				p, pods := c.runClients(ctx, pl.name, pl.scheduler, server, lv.clients)
+				tr.Order = append(tr.Order, pl.name)
+				tr.Placements[i] = p
+				c.t.Logf("%s, trial %d: %-30s p50 %7.1f ms  p99 %7.1f ms  %5.1f Mbit/s  nodes %v",
+					lv.name, trial+1, p.Name, p.P50Ms, p.P99Ms, p.Mbps, p.Nodes)
+				c.checkPlacement(lv, p, pods)
+			}
+			level.Trials = append(level.Trials, tr)
 		}
-		p := c.runClients(ctx, run.name, run.scheduler, server)
-		report.Placements = append(report.Placements, p)
-		c.t.Logf("%-30s p50 %7.1f ms  p99 %7.1f ms  %5.1f Mbit/s  nodes %v", p.Name, p.P50Ms, p.P99Ms, p.Mbps, p.Nodes)
+		level.Summarise()
+		for _, s := range level.Summary {
+			c.t.Logf("%s (%d clients, %.0f Mbit/s asked): %-30s median p99 %.1f ms (%.2f× default, worst %.2f×), median %.1f Mbit/s (%.2f×, worst %.2f×)",
+				level.Name, level.Clients, level.DemandMbps, s.Name, s.MedianP99Ms, s.MedianP99Ratio, s.WorstP99Ratio, s.MedianMbps, s.MedianMbpsRatio, s.WorstMbpsRatio)
+		}
+		report.Levels = append(report.Levels, level)
 	}
-	def, static, live := report.Placements[0], report.Placements[1], report.Placements[2]
-	if static.Nodes[c.rigorous] != valueClients {
-		c.t.Errorf("static scenario: clients on %v, want all %d on %s, which it ranks first", static.Nodes, valueClients, c.rigorous)
-	}
-	if live.Nodes[c.rigorous] != 0 {
-		c.t.Errorf("live measurements: clients on %v, want none on %s (%s)", live.Nodes, c.rigorous, badLink)
-	}
-	c.t.Logf("live against the default scheduler: p99 %.2f×, throughput %.2f× (goals: ≤ 0.55×, ≥ 1.22×)",
-		live.P99Ms/def.P99Ms, live.Mbps/def.Mbps)
 	if *valueOut != "" {
 		data, err := json.MarshalIndent(report, "", "  ")
 		if err != nil {
@@ -111,6 +168,292 @@ func (c *cluster) valueBenchmark(ctx context.Context) {
 			c.t.Fatal(err)
 		}
 	}
+}
+
+// parseValueLevels reads -kns3.value-levels.
+func (c *cluster) parseValueLevels() []valueLevel {
+	c.t.Helper()
+	var levels []valueLevel
+	for _, name := range strings.Split(*valueLevels, ",") {
+		lv, ok := valueLevelsByName[strings.TrimSpace(name)]
+		if !ok {
+			c.t.Fatalf("-kns3.value-levels: unknown level %q, want below, equal or twice", name)
+		}
+		levels = append(levels, lv)
+	}
+	if *valueTrials < 1 {
+		c.t.Fatalf("-kns3.value-trials=%d, want at least 1", *valueTrials)
+	}
+	return levels
+}
+
+// checkPlacement checks what a placement must follow, whatever the
+// workload measures.
+func (c *cluster) checkPlacement(lv valueLevel, p value.Placement, pods []clientPod) {
+	c.t.Helper()
+	switch p.Name {
+	case value.PlacementStatic:
+		if p.Nodes[c.rigorous] != lv.clients {
+			c.t.Errorf("static scenario: clients on %v, want all %d on %s, which it ranks first", p.Nodes, lv.clients, c.rigorous)
+		}
+	case value.PlacementUncounted:
+		c.checkHerded(p, pods)
+	case value.PlacementCapacity:
+		if lv.name == "twice" && (p.Nodes[c.rigorous] == 0 || p.Nodes[c.plain] == 0) {
+			c.t.Errorf("live with capacity at twice the best link: clients on %v, want both links used", p.Nodes)
+		}
+	}
+}
+
+// checkHerded checks that live measurements without capacity herd: every
+// client placed with the simulation the first one was placed with goes to
+// the best link, however many went there before it. A profile that counted
+// its own placements would send some to the slower link with the same
+// scores (the capacity placement does). A client placed once the others'
+// traffic had changed the measurement may go where the new scores send it:
+// the score follows the network, as it must. Which simulation a client was
+// placed with is read from its placement event: the two workers' simulator
+// scores, to the thousandth.
+func (c *cluster) checkHerded(p value.Placement, pods []clientPod) {
+	c.t.Helper()
+	slices.SortStableFunc(pods, func(a, b clientPod) int { return a.scheduled.Compare(b.scheduled) })
+	var first workerScores
+	same := 0
+	for i, pod := range pods {
+		ev := c.clientPlacement(pod)
+		scores, ok := c.workerScores(ev)
+		if !ok {
+			c.t.Errorf("live without capacity: client %s was not placed by the workers' simulator scores: %s", pod.name, ev)
+			continue
+		}
+		if i == 0 {
+			first = scores
+			if best, slow := parseScore(scores.best), parseScore(scores.slow); !(best > slow) {
+				c.t.Errorf("live without capacity: the first client was placed with %s scoring %s and %s %s, want the best link ranked first: %s",
+					c.plain, scores.best, c.rigorous, scores.slow, ev)
+			}
+		}
+		if scores != first {
+			c.t.Logf("live without capacity: client %s placed on %s with new scores (%s %s, %s %s): %s",
+				pod.name, pod.node, c.plain, scores.best, c.rigorous, scores.slow, ev)
+			continue
+		}
+		same++
+		if pod.node != c.plain {
+			c.t.Errorf("live without capacity: client %s placed on %s with the first client's scores, want %s, the best link (clients on %v): %s",
+				pod.name, pod.node, c.plain, p.Nodes, ev)
+		}
+	}
+	c.t.Logf("live without capacity: %d of %d client(s) placed with the first client's scores (%s %s, %s %s)",
+		same, len(pods), c.plain, first.best, c.rigorous, first.slow)
+}
+
+// parseScore reads a score as a placement event prints it (the pattern
+// below admits only digits and dots); NaN when it is not a number, so that
+// no comparison with it holds.
+func parseScore(s string) float64 {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return math.NaN()
+	}
+	return v
+}
+
+// workerScores are the best and the slow link's simulator scores, as a
+// placement event prints them.
+type workerScores struct{ best, slow string }
+
+// placedWith matches a network-aware placement event: the chosen node and
+// its simulator score, then the best alternative and its score.
+var placedWith = regexp.MustCompile(`^Network-aware: (\S+) has simulator score ([0-9.]+), rank \d+ of \d+ feasible nodes; best alternative (\S+) \(([0-9.]+)\)`)
+
+// workerScores reads the two workers' scores from a placement event; false
+// when the event is not a network-aware placement between them.
+func (c *cluster) workerScores(event string) (workerScores, bool) {
+	m := placedWith.FindStringSubmatch(event)
+	if m == nil {
+		return workerScores{}, false
+	}
+	scores := map[string]string{m[1]: m[2], m[3]: m[4]}
+	best, okBest := scores[c.plain]
+	slow, okSlow := scores[c.rigorous]
+	return workerScores{best: best, slow: slow}, okBest && okSlow
+}
+
+// awaitQuietLinks waits until the workers' links carry no more than the
+// probes: the previous placement's traffic is out of the window that the
+// next placement is scored on.
+func (c *cluster) awaitQuietLinks() {
+	c.t.Helper()
+	since := time.Now()
+	c.awaitLive("the workers' links quiet", func(r api.SimulationResponse) bool {
+		for _, w := range []string{c.rigorous, c.plain} {
+			m := r.Results[w].Measured
+			if m == nil || m.LinkUseMbps == nil || m.LinkUseMbps.Value > 5 {
+				return false
+			}
+		}
+		return windowAfter(r, since)
+	}, twoWindows+10*time.Second)
+}
+
+// runUncountedProfile adds the specification's profile, as
+// uncountedProfile, beside the live install's in the scheduler's
+// configuration, and waits for the scheduler to run it. Going back to
+// deploy/ (removeLive) restores the configuration.
+func (c *cluster) runUncountedProfile(ctx context.Context) {
+	c.t.Helper()
+	spec, err := os.ReadFile(filepath.Join(kindCluster.Inputs.Root, "deploy", "scheduler-config.yaml"))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	live, err := os.ReadFile(filepath.Join(kindCluster.Inputs.Root, "deploy", "live", "scheduler-config.yaml"))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	_, specProfiles, ok := strings.Cut(string(spec), "profiles:\n")
+	if !ok {
+		c.t.Fatal("deploy/scheduler-config.yaml has no profiles")
+	}
+	both := string(live) + strings.Replace(specProfiles, "schedulerName: "+config.ProfileName, "schedulerName: "+uncountedProfile, 1)
+	const name = "kns-3-scheduler-config-value"
+	cm := &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: kindenv.Namespace},
+		Data: map[string]string{"scheduler-config.yaml": both}}
+	cms := c.client.CoreV1().ConfigMaps(kindenv.Namespace)
+	_ = cms.Delete(ctx, name, metav1.DeleteOptions{})
+	if _, err := cms.Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+		c.t.Fatal(err)
+	}
+	c.t.Cleanup(func() { _ = cms.Delete(context.Background(), name, metav1.DeleteOptions{}) })
+	deployments := c.client.AppsV1().Deployments(kindenv.Namespace)
+	d, err := deployments.Get(ctx, kindenv.Deployment, metav1.GetOptions{})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	for i, vol := range d.Spec.Template.Spec.Volumes {
+		if vol.Name == "config" && vol.ConfigMap != nil {
+			d.Spec.Template.Spec.Volumes[i].ConfigMap.Name = name
+		}
+	}
+	if _, err := deployments.Update(ctx, d, metav1.UpdateOptions{}); err != nil {
+		c.t.Fatal(err)
+	}
+	if _, err := kindenv.WaitForScheduler(ctx, c.client, 3*time.Minute); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// runClients runs clients netbench clients placed by scheduler, held to
+// the two shaped workers, and sums up what they measured.
+func (c *cluster) runClients(ctx context.Context, name, scheduler, server string, clients int) (value.Placement, []clientPod) {
+	c.t.Helper()
+	// The burst is created without client-side throttling: a client
+	// created seconds after the first would be placed on a link the
+	// others' traffic already changed.
+	cfg := rest.CopyConfig(c.cfg)
+	cfg.QPS, cfg.Burst = 100, 100
+	burst, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	label := strings.NewReplacer(" ", "-", ",", "").Replace(strings.ToLower(name))
+	var names []string
+	for i := range clients {
+		pod := netbenchPod(fmt.Sprintf("client-%s-%d", label, i), scheduler, []string{"client", "--server=" + server,
+			"--duration=" + valueDuration.String(), fmt.Sprintf("--object-bytes=%d", clientObjectBytes),
+			fmt.Sprintf("--objects-per-second=%d", clientObjectsPerSecond)})
+		pod.Labels["placement"] = label
+		pod.Annotations = map[string]string{"kubernetes.io/ingress-bandwidth": fmt.Sprintf("%gM", clientMbps)}
+		pod.Spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{
+			NodeSelectorTerms: []v1.NodeSelectorTerm{{MatchExpressions: []v1.NodeSelectorRequirement{{
+				Key: v1.LabelHostname, Operator: v1.NodeSelectorOpIn, Values: []string{c.rigorous, c.plain}}}}}}}}
+		if _, err := burst.CoreV1().Pods(c.ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+			c.t.Fatal(err)
+		}
+		names = append(names, pod.Name)
+	}
+	p := value.Placement{Name: name, Nodes: map[string]int{}}
+	var pods []clientPod
+	for _, n := range names {
+		var pod *v1.Pod
+		if err := wait.PollUntilContextTimeout(ctx, time.Second, *valueDuration+2*waitTimeout, true, func(ctx context.Context) (bool, error) {
+			got, err := c.client.CoreV1().Pods(c.ns).Get(ctx, n, metav1.GetOptions{})
+			if err != nil {
+				return false, nil
+			}
+			pod = got
+			return got.Status.Phase == v1.PodSucceeded || got.Status.Phase == v1.PodFailed, nil
+		}); err != nil || pod.Status.Phase != v1.PodSucceeded {
+			c.t.Fatalf("client %s did not succeed (%v): %v", n, pod.Status.Phase, err)
+		}
+		raw, err := c.client.CoreV1().Pods(c.ns).GetLogs(n, &v1.PodLogOptions{}).DoRaw(ctx)
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		var r netbench.Result
+		sc := bufio.NewScanner(strings.NewReader(string(raw)))
+		sc.Buffer(nil, 16<<20)
+		for sc.Scan() {
+			_ = json.Unmarshal(sc.Bytes(), &r)
+		}
+		if r.Node == "" {
+			c.t.Fatalf("client %s printed no result: %.200s", n, raw)
+		}
+		p.Nodes[pod.Spec.NodeName]++
+		p.Results = append(p.Results, r)
+		pods = append(pods, c.placedClient(pod))
+	}
+	c.deleteAll(ctx, "placement="+label)
+	p.Summarise()
+	return p, pods
+}
+
+// clientPod is a finished client: where and when it was placed.
+type clientPod struct {
+	name, node string
+	uid        types.UID
+	scheduled  time.Time
+}
+
+// clientPlacement is the client's placement event. Each trial's clients
+// reuse the names of the trial before, so the event is the one for this
+// pod's UID.
+func (c *cluster) clientPlacement(pod clientPod) string {
+	c.t.Helper()
+	var note string
+	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		events, err := conditions.PlacementEvents(ctx, c.client, c.ns, pod.name)
+		if err != nil {
+			return false, nil
+		}
+		for _, e := range events {
+			if e.InvolvedObject.UID == pod.uid {
+				note = e.Message
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		c.t.Fatalf("client %s (uid %s) has no placement event: %v", pod.name, pod.uid, err)
+	}
+	return note
+}
+
+// placedClient reads a succeeded client's node and placement time (to the
+// second) from its status.
+func (c *cluster) placedClient(pod *v1.Pod) clientPod {
+	c.t.Helper()
+	cp := clientPod{name: pod.Name, node: pod.Spec.NodeName, uid: pod.UID}
+	for _, cond := range pod.Status.Conditions {
+		if cond.Type == v1.PodScheduled && cond.Status == v1.ConditionTrue {
+			cp.scheduled = cond.LastTransitionTime.Time
+		}
+	}
+	if cp.scheduled.IsZero() {
+		c.t.Fatalf("client %s: no placement time in its status", pod.Name)
+	}
+	return cp
 }
 
 // netbenchServer runs the workload's server on the control-plane node,
@@ -140,54 +483,6 @@ func (c *cluster) netbenchServer(ctx context.Context) string {
 		c.t.Fatalf("the netbench server did not run: %v", err)
 	}
 	return fmt.Sprintf("http://%s:%d", ip, netbenchPort)
-}
-
-// runClients runs valueClients clients placed by scheduler and sums up what
-// they measured.
-func (c *cluster) runClients(ctx context.Context, name, scheduler, server string) value.Placement {
-	c.t.Helper()
-	label := strings.NewReplacer(" ", "-", ",", "").Replace(strings.ToLower(name))
-	var names []string
-	for i := range valueClients {
-		pod := netbenchPod(fmt.Sprintf("client-%s-%d", label, i), scheduler, []string{"client", "--server=" + server, "--duration=" + valueDuration.String()})
-		pod.Labels["placement"] = label
-		if _, err := c.client.CoreV1().Pods(c.ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
-			c.t.Fatal(err)
-		}
-		names = append(names, pod.Name)
-	}
-	p := value.Placement{Name: name, Nodes: map[string]int{}}
-	for _, n := range names {
-		var pod *v1.Pod
-		if err := wait.PollUntilContextTimeout(ctx, time.Second, *valueDuration+2*waitTimeout, true, func(ctx context.Context) (bool, error) {
-			got, err := c.client.CoreV1().Pods(c.ns).Get(ctx, n, metav1.GetOptions{})
-			if err != nil {
-				return false, nil
-			}
-			pod = got
-			return got.Status.Phase == v1.PodSucceeded || got.Status.Phase == v1.PodFailed, nil
-		}); err != nil || pod.Status.Phase != v1.PodSucceeded {
-			c.t.Fatalf("client %s did not succeed (%v): %v", n, pod.Status.Phase, err)
-		}
-		raw, err := c.client.CoreV1().Pods(c.ns).GetLogs(n, &v1.PodLogOptions{}).DoRaw(ctx)
-		if err != nil {
-			c.t.Fatal(err)
-		}
-		var r netbench.Result
-		sc := bufio.NewScanner(strings.NewReader(string(raw)))
-		sc.Buffer(nil, 16<<20)
-		for sc.Scan() {
-			_ = json.Unmarshal(sc.Bytes(), &r)
-		}
-		if r.Node == "" {
-			c.t.Fatalf("client %s printed no result: %.200s", n, raw)
-		}
-		p.Nodes[pod.Spec.NodeName]++
-		p.Results = append(p.Results, r)
-	}
-	c.deleteAll(ctx, "placement="+label)
-	p.Summarise()
-	return p
 }
 
 // deleteAll deletes the namespace's pods that selector selects and waits

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -11,6 +13,20 @@ import (
 	"strings"
 
 	"kns3.dev/kns3/test/perf/value"
+)
+
+// Indexes into value.Placements, the order every trial holds them in.
+const placementDefault, placementUncounted, placementCapacity = 0, 2, 3
+
+// levelNames are the load levels the benchmark runs, in order, and what
+// each one means against the best link's cap.
+var (
+	levelNames  = []string{"below", "equal", "twice"}
+	levelTitles = map[string]string{
+		"below": "Below the best link's capacity",
+		"equal": "About equal to the best link's capacity",
+		"twice": "Twice the best link's capacity",
+	}
 )
 
 // writeValue turns the value benchmark's report (value.json) into
@@ -24,8 +40,15 @@ func writeValue(in, plotDir, out, machine, command string) error {
 	if err := json.Unmarshal(data, &r); err != nil {
 		return fmt.Errorf("%s: %w", in, err)
 	}
-	if len(r.Placements) != 3 {
-		return fmt.Errorf("%s: %d placements, want default, static and live", in, len(r.Placements))
+	if err := checkValue(r); err != nil {
+		return fmt.Errorf("%s: %w", in, err)
+	}
+	for i := range r.Levels {
+		// A summary of other placements would mislabel the rows.
+		l := &r.Levels[i]
+		if !slices.EqualFunc(l.Summary, value.Placements, func(s value.Summary, name string) bool { return s.Name == name }) {
+			l.Summarise()
+		}
 	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
@@ -37,6 +60,55 @@ func writeValue(in, plotDir, out, machine, command string) error {
 	return os.WriteFile(filepath.Join(out, "value.md"), []byte(valueMarkdown(r, machine, command, plotted)), 0o644)
 }
 
+// checkValue rejects a report the tables would misread: every ratio pairs
+// placements of one trial by their index.
+func checkValue(r value.Report) error {
+	if len(r.Levels) == 0 {
+		return errors.New("no load levels")
+	}
+	for _, l := range r.Levels {
+		if len(l.Trials) == 0 {
+			return fmt.Errorf("level %q: no trials", l.Name)
+		}
+		for i, tr := range l.Trials {
+			var got []string
+			for _, p := range tr.Placements {
+				got = append(got, p.Name)
+			}
+			if !slices.Equal(got, value.Placements) {
+				return fmt.Errorf("level %q, trial %d: placements %q, want %q in that order", l.Name, i+1, got, value.Placements)
+			}
+		}
+	}
+	return nil
+}
+
+func levelTitle(name string) string {
+	if t, ok := levelTitles[name]; ok {
+		return t
+	}
+	return name
+}
+
+// defaultMeasured says whether any trial's default placement measured
+// something, without which the summary holds no ratios.
+func defaultMeasured(l value.Level) bool {
+	return slices.ContainsFunc(l.Trials, func(tr value.Trial) bool {
+		d := tr.Placements[placementDefault]
+		return d.P99Ms > 0 && d.Mbps > 0
+	})
+}
+
+func verdict(measured, met bool) string {
+	switch {
+	case !measured:
+		return "not measured"
+	case met:
+		return "**met**"
+	}
+	return "**not met**"
+}
+
 func valueMarkdown(r value.Report, machine, command string, plotted bool) string {
 	var b strings.Builder
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
@@ -46,40 +118,140 @@ func valueMarkdown(r value.Report, machine, command string, plotted bool) string
 		p("; %s", machine)
 	}
 	p("). Do not edit: rerun it.\n\n")
-	p("The same %d clients run for %.0f s each time, on one kind cluster whose worker links are shaped for real "+
-		"(tc tbf caps, nftables random drops; internal/netshape), placed three ways in one run: by the default scheduler, "+
-		"by KNS-3 with the sample scenario's static numbers, and by KNS-3 with the simulator's live measurements "+
-		"(deploy/live). Each client fetches a 256 KiB object 4 times a second (8 Mbit/s asked) from a server on the "+
-		"unshaped control-plane node, and makes a small call every 100 ms on a connection of its own; a call failing "+
-		"or taking over 5 s counts at 5 s. The caps, not the machine's cores, bound what the clients get.\n\n", r.Clients, r.DurationSeconds)
+	p("The same clients run at %d load levels on one kind cluster whose worker links are shaped for real "+
+		"(tc tbf caps; internal/netshape). Each client fetches objects from a server on the unshaped control-plane node "+
+		"at %g Mbit/s, which it declares in `kubernetes.io/ingress-bandwidth`, and makes a small call every 100 ms "+
+		"on a connection of its own; a call failing or taking over 5 s counts at 5 s. Node affinity holds the clients "+
+		"to the two shaped workers for every placement. At each level every trial runs the four placements, %.0f s each, "+
+		"in rotating order (trial i, counting from 0, starts with placement i mod 4 of the list below), so none always runs first. The levels are measured "+
+		"against the best link's cap, %g Mbit/s.\n\n", len(r.Levels), r.ClientMbps, r.DurationSeconds, r.BestLinkMbps)
+	p("- **%s**: Kubernetes' own.\n", value.PlacementDefault)
+	p("- **%s**: the sample scenario's numbers, which rank the slower worker first.\n", value.PlacementStatic)
+	p("- **%s**: the specification's profile with live measurements, KNS-3's behaviour before NetworkCapacity.\n", value.PlacementUncounted)
+	p("- **%s**: deploy/live's profile, with [NetworkCapacity](../scheduler/plugins/networkcapacity/README.md), "+
+		"which counts a link as a capacity that fills.\n\n", value.PlacementCapacity)
 	p("| Worker | Link |\n|---|---|\n")
 	for _, n := range names(r.Links) {
 		p("| `%s` | %s |\n", n, r.Links[n])
 	}
-	p("\nThe sample scenario ranks the worker whose link is now bad first (its numbers were typed in when that link was good); KNS-3's filter keeps pods off the `scheduler=disabled` worker, which the default scheduler uses.\n\n")
-	p("| Placement | Clients per node | Small call p50 | Small call p99 | Throughput |\n|---|---|---:|---:|---:|\n")
-	for _, pl := range r.Placements {
-		var nodes []string
-		for _, n := range names(pl.Nodes) {
-			nodes = append(nodes, fmt.Sprintf("`%s` %d", n, pl.Nodes[n]))
+	p("\nA ratio compares a placement with the default scheduler's placement of the same trial; " +
+		"the median is over the trials, the worst is the trial with the highest p99 ratio or the lowest throughput ratio.\n")
+	for _, l := range r.Levels {
+		p("\n### %s (%d clients, %g Mbit/s asked)\n\n", levelTitle(l.Name), l.Clients, l.DemandMbps)
+		p("%d trials.\n\n", len(l.Trials))
+		p("| Placement | Median small-call p99 | Median throughput | p99 vs default (median, worst) | Throughput vs default (median, worst) |\n|---|---:|---:|---:|---:|\n")
+		for _, s := range l.Summary {
+			p99Ratios, mbpsRatios := "—", "—"
+			if defaultMeasured(l) {
+				p99Ratios = fmt.Sprintf("%.2f×, %.2f×", s.MedianP99Ratio, s.WorstP99Ratio)
+				mbpsRatios = fmt.Sprintf("%.2f×, %.2f×", s.MedianMbpsRatio, s.WorstMbpsRatio)
+			}
+			p("| %s | %.1f ms | %.1f Mbit/s | %s | %s |\n", s.Name, s.MedianP99Ms, s.MedianMbps, p99Ratios, mbpsRatios)
 		}
-		p("| %s | %s | %.1f ms | %.1f ms | %.1f Mbit/s |\n", pl.Name, strings.Join(nodes, ", "), pl.P50Ms, pl.P99Ms, pl.Mbps)
 	}
-	def, live := r.Placements[0], r.Placements[2]
-	p("\nLive measurements against the default scheduler: small-call p99 **%.2f×** (goal ≤ 0.55×), throughput **%.2f×** (goal ≥ 1.22×).\n\n",
-		live.P99Ms/def.P99Ms, live.Mbps/def.Mbps)
+	p("\n## Goals\n\n")
+	for _, line := range valueGoals(r) {
+		p("- %s\n", line)
+	}
+	p("\n")
 	if plotted {
-		p("![Small-call p99 and throughput per placement](value.png)\n\n")
+		p("![Small-call p99 and throughput against load, per placement](value.png)\n\n")
 	}
-	p("What this does not show: one run of each placement on one 4-node cluster; a steady, known workload; " +
-		"the links shaped before the clients start, so the live picture had its windows to see them. The gain grows " +
-		"with the share of clients the default scheduler puts on the bad link (here one worker in three). KNS-3 sends " +
-		"every client to the best-measured node: its link carries them here (about 50 of its 100 Mbit/s), but a score " +
-		"does not count the load KNS-3 itself adds, so past a link's capacity packing would lose to spreading.\n")
+	p("## Every trial\n\n")
+	p("Ran is the placement's turn within its trial.\n")
+	for _, l := range r.Levels {
+		p("\n### %s, %d clients\n\n", levelTitle(l.Name), l.Clients)
+		p("| Trial | Ran | Placement | Clients per node | Small-call p50 | Small-call p99 | Throughput |\n|---:|---:|---|---|---:|---:|---:|\n")
+		for i, tr := range l.Trials {
+			for _, pl := range tr.Placements {
+				ran := "—"
+				if at := slices.Index(tr.Order, pl.Name); at >= 0 {
+					ran = fmt.Sprint(at + 1)
+				}
+				var nodes []string
+				for _, n := range names(pl.Nodes) {
+					nodes = append(nodes, fmt.Sprintf("`%s` %d", n, pl.Nodes[n]))
+				}
+				p("| %d | %s | %s | %s | %.1f ms | %.1f ms | %.1f Mbit/s |\n", i+1, ran, pl.Name, strings.Join(nodes, ", "), pl.P50Ms, pl.P99Ms, pl.Mbps)
+			}
+		}
+	}
+	p("\nWhat this does not show: one small kind cluster on one machine")
+	if machine != "" {
+		p(" (%s)", machine)
+	}
+	p("; a steady, known workload, with the links " +
+		"shaped before the clients start, so the live picture had its windows to see them; one workload, netbench's " +
+		"fetches and small calls, not yet a real application such as Redis.\n")
 	return b.String()
 }
 
-// plotValue draws p99 and throughput per placement, side by side.
+// valueGoals judges the goals from the data, one line each.
+func valueGoals(r value.Report) []string {
+	byName := map[string]value.Level{}
+	order := slices.Clone(levelNames)
+	for _, l := range r.Levels {
+		byName[l.Name] = l
+		if !slices.Contains(order, l.Name) {
+			order = append(order, l.Name)
+		}
+	}
+	var lines []string
+	for _, name := range order {
+		l, ok := byName[name]
+		measured := ok && defaultMeasured(l)
+		line := fmt.Sprintf("%s, live with capacity against the default scheduler: ", levelTitle(name))
+		met := false
+		if measured {
+			c := l.Summary[placementCapacity]
+			met = c.MedianMbpsRatio >= 1 && c.MedianP99Ratio <= 1 && c.WorstMbpsRatio >= 0.95 && c.WorstP99Ratio <= 1.05
+			line += fmt.Sprintf("throughput %.2f× median, %.2f× worst; p99 %.2f× median, %.2f× worst ",
+				c.MedianMbpsRatio, c.WorstMbpsRatio, c.MedianP99Ratio, c.WorstP99Ratio)
+		}
+		lines = append(lines, line+"(goal: median throughput ≥ 1.0× and p99 ≤ 1.0×, no trial below 0.95× throughput or above 1.05× p99): "+verdict(measured, met))
+	}
+
+	line := "About equal to the best link's capacity, live with capacity against the default scheduler: "
+	equal, ok := byName["equal"]
+	equalMeasured, equalMet := ok && defaultMeasured(equal), false
+	if equalMeasured {
+		c := equal.Summary[placementCapacity]
+		equalMet = c.MedianP99Ratio <= 0.55 && c.MedianMbpsRatio >= 1.22
+		line += fmt.Sprintf("p99 %.2f×, throughput %.2f× (medians) ", c.MedianP99Ratio, c.MedianMbpsRatio)
+	}
+	lines = append(lines, line+"(goal: p99 ≤ 0.55×, throughput ≥ 1.22×, Diktyo's −45 % and +22 %): "+verdict(equalMeasured, equalMet))
+
+	// Paired within a trial, so that a trial on a slower moment counts against both.
+	line = "Twice the best link's capacity, live with capacity against live without: "
+	var ratios []float64
+	if twice, ok := byName["twice"]; ok {
+		for _, tr := range twice.Trials {
+			if without := tr.Placements[placementUncounted].Mbps; without > 0 {
+				ratios = append(ratios, tr.Placements[placementCapacity].Mbps/without)
+			}
+		}
+	}
+	twiceMet := false
+	if len(ratios) > 0 {
+		m := medianOf(ratios)
+		twiceMet = m >= 1.2
+		line += fmt.Sprintf("throughput %.2f× (median over %d trials) ", m, len(ratios))
+	}
+	return append(lines, line+"(goal: ≥ 1.2×): "+verdict(len(ratios) > 0, twiceMet))
+}
+
+// medianOf is the middle value, or the mean of the two middle ones.
+func medianOf(xs []float64) float64 {
+	s := slices.Sorted(slices.Values(xs))
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// plotValue draws each placement's median p99 and throughput against the
+// load, side by side.
 func plotValue(r value.Report, dir, png string) (bool, error) {
 	if _, err := exec.LookPath("gnuplot"); err != nil {
 		fmt.Fprintln(os.Stderr, "report: gnuplot not installed, no value plot")
@@ -88,28 +260,50 @@ func plotValue(r value.Report, dir, png string) (bool, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return false, err
 	}
+	levels := slices.SortedFunc(slices.Values(r.Levels), func(a, b value.Level) int { return cmp.Compare(a.DemandMbps, b.DemandMbps) })
+	xLabel, load := "Demand (Mbit/s)", func(l value.Level) float64 { return l.DemandMbps }
+	if r.BestLinkMbps > 0 {
+		xLabel, load = "Demand / the best link's cap", func(l value.Level) float64 { return l.DemandMbps / r.BestLinkMbps }
+	}
+	// One data block per placement (gnuplot's index), one row per level.
 	var rows strings.Builder
-	for i, pl := range r.Placements {
-		fmt.Fprintf(&rows, "%d \"%s\" %g %g\n", i, pl.Name, pl.P99Ms, pl.Mbps)
+	for i := range value.Placements {
+		for _, l := range levels {
+			s := l.Summary[i]
+			p99 := "NaN" // a log scale has no place for 0
+			if s.MedianP99Ms > 0 {
+				p99 = fmt.Sprint(s.MedianP99Ms)
+			}
+			fmt.Fprintf(&rows, "%g %s %g\n", load(l), p99, s.MedianMbps)
+		}
+		rows.WriteString("\n\n")
 	}
 	dat := filepath.Join(dir, "value.dat")
 	if err := os.WriteFile(dat, []byte(rows.String()), 0o644); err != nil {
 		return false, err
 	}
+	curves := func(column int) string {
+		var out []string
+		for i, name := range value.Placements {
+			out = append(out, fmt.Sprintf("'%s' index %d using 1:%d with linespoints linewidth 2 title '%s'", dat, i, column, name))
+		}
+		return strings.Join(out, ", \\\n     ")
+	}
 	script := fmt.Sprintf(`set terminal pngcairo size 1200,500 font ',10'
-set output '%[1]s'
+set output '%s'
 set multiplot layout 1,2
-set style fill solid 0.6
-set boxwidth 0.6
+set xlabel "%s"
+set key below height 1.5
+set grid
+set logscale y
+set title 'Small-call p99 (ms, lower is better; median over trials)'
+plot %s
+unset logscale y
 set yrange [0:*]
-set xtics rotate by -15
-unset key
-set title 'Small-call p99 (ms, lower is better)'
-plot '%[2]s' using 1:3:xtic(2) with boxes
-set title 'Throughput (Mbit/s, higher is better)'
-plot '%[2]s' using 1:4:xtic(2) with boxes
+set title 'Throughput (Mbit/s, higher is better; median over trials)'
+plot %s
 unset multiplot
-`, png, dat)
+`, png, xLabel, curves(2), curves(3))
 	gp := filepath.Join(dir, "value.gp")
 	if err := os.WriteFile(gp, []byte(script), 0o644); err != nil {
 		return false, err

@@ -4,22 +4,108 @@
 package value
 
 import (
+	"slices"
 	"sort"
 	"time"
 
 	"kns3.dev/kns3/test/netbench"
 )
 
-// Report is one run of the value benchmark: the same clients placed three
-// ways on one shaped cluster.
+// The four placements of every trial, in the order a report lists them.
+const (
+	PlacementDefault   = "default scheduler"
+	PlacementStatic    = "KNS-3, static scenario"
+	PlacementUncounted = "KNS-3 live, without capacity"
+	PlacementCapacity  = "KNS-3 live, with capacity"
+)
+
+// Placements are the placement names in report order.
+var Placements = []string{PlacementDefault, PlacementStatic, PlacementUncounted, PlacementCapacity}
+
+// Report is one run of the value benchmark: at each load level, the same
+// clients placed four ways, trial after trial, on one shaped cluster.
 type Report struct {
 	Version         string    `json:"version"`
 	Date            time.Time `json:"date"`
 	DurationSeconds float64   `json:"duration_seconds"`
-	Clients         int       `json:"clients"`
-	// Links says how each worker's link was shaped.
-	Links      map[string]string `json:"links"`
-	Placements []Placement       `json:"placements"`
+	// ClientMbps is what each client asks for, and declares.
+	ClientMbps float64 `json:"client_mbps"`
+	// Links says how each worker's link was shaped; BestLinkMbps is the
+	// fastest one's cap, which the load levels are measured against.
+	Links        map[string]string `json:"links"`
+	BestLinkMbps float64           `json:"best_link_mbps"`
+	Levels       []Level           `json:"levels"`
+}
+
+// Level is one load level: Clients clients asking DemandMbps together.
+type Level struct {
+	Name       string  `json:"name"`
+	Clients    int     `json:"clients"`
+	DemandMbps float64 `json:"demand_mbps"`
+	Trials     []Trial `json:"trials"`
+	// Summary is one entry per placement, in Placements order (Summarise).
+	Summary []Summary `json:"summary"`
+}
+
+// Trial is one run of every placement; Order is the order they ran in,
+// Placements are in Placements order.
+type Trial struct {
+	Order      []string    `json:"order"`
+	Placements []Placement `json:"placements"`
+}
+
+// Summary is one placement over a level's trials: medians of its own
+// figures, and of its ratios to the default scheduler's placement of the
+// same trial, with the worst trial's ratios (the highest p99, the lowest
+// throughput).
+type Summary struct {
+	Name            string  `json:"name"`
+	MedianP99Ms     float64 `json:"median_p99_ms"`
+	MedianMbps      float64 `json:"median_mbps"`
+	MedianP99Ratio  float64 `json:"median_p99_ratio"`
+	MedianMbpsRatio float64 `json:"median_mbps_ratio"`
+	WorstP99Ratio   float64 `json:"worst_p99_ratio"`
+	WorstMbpsRatio  float64 `json:"worst_mbps_ratio"`
+}
+
+// Summarise fills l.Summary from its trials. A trial without a default
+// placement, or whose default measured nothing, adds no ratio.
+func (l *Level) Summarise() {
+	l.Summary = nil
+	for i, name := range Placements {
+		s := Summary{Name: name}
+		var p99s, mbps, p99Ratios, mbpsRatios []float64
+		for _, tr := range l.Trials {
+			if i >= len(tr.Placements) {
+				continue
+			}
+			p := tr.Placements[i]
+			p99s, mbps = append(p99s, p.P99Ms), append(mbps, p.Mbps)
+			def := tr.Placements[0]
+			if def.P99Ms > 0 && def.Mbps > 0 {
+				p99Ratios, mbpsRatios = append(p99Ratios, p.P99Ms/def.P99Ms), append(mbpsRatios, p.Mbps/def.Mbps)
+			}
+		}
+		s.MedianP99Ms, s.MedianMbps = median(p99s), median(mbps)
+		if len(p99Ratios) > 0 {
+			s.MedianP99Ratio, s.MedianMbpsRatio = median(p99Ratios), median(mbpsRatios)
+			s.WorstP99Ratio, s.WorstMbpsRatio = slices.Max(p99Ratios), slices.Min(mbpsRatios)
+		}
+		l.Summary = append(l.Summary, s)
+	}
+}
+
+// median is the middle value, or the mean of the two middle ones.
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Sorted(slices.Values(xs))
+	if n := len(s); n%2 == 1 {
+		return s[n/2]
+	} else {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
 }
 
 // Placement is one placement's run.

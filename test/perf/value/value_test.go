@@ -30,3 +30,33 @@ func TestSummarise(t *testing.T) {
 		t.Errorf("without failures: p50 %g p99 %g, want 1 and 2", p.P50Ms, p.P99Ms)
 	}
 }
+
+func TestLevelSummarise(t *testing.T) {
+	trial := func(defP99, defMbps, capP99, capMbps float64) Trial {
+		return Trial{Order: Placements, Placements: []Placement{
+			{Name: PlacementDefault, P99Ms: defP99, Mbps: defMbps},
+			{Name: PlacementStatic, P99Ms: 100, Mbps: 10},
+			{Name: PlacementUncounted, P99Ms: 50, Mbps: 50},
+			{Name: PlacementCapacity, P99Ms: capP99, Mbps: capMbps},
+		}}
+	}
+	l := Level{Trials: []Trial{trial(10, 100, 5, 120), trial(20, 100, 10, 90), trial(10, 50, 20, 100)}}
+	l.Summarise()
+	if len(l.Summary) != len(Placements) {
+		t.Fatalf("%d summaries, want %d", len(l.Summary), len(Placements))
+	}
+	c := l.Summary[3]
+	// p99 ratios 0.5, 0.5, 2; throughput ratios 1.2, 0.9, 2.
+	if c.Name != PlacementCapacity || c.MedianP99Ms != 10 || c.MedianMbps != 100 ||
+		c.MedianP99Ratio != 0.5 || c.MedianMbpsRatio != 1.2 || c.WorstP99Ratio != 2 || c.WorstMbpsRatio != 0.9 {
+		t.Errorf("capacity summary %+v", c)
+	}
+	if d := l.Summary[0]; d.MedianP99Ratio != 1 || d.WorstMbpsRatio != 1 {
+		t.Errorf("default against itself %+v, want ratios of 1", d)
+	}
+	l.Trials = append(l.Trials, trial(0, 0, 1, 1)) // a default that measured nothing adds no ratio
+	l.Summarise()
+	if c := l.Summary[3]; c.WorstP99Ratio != 2 || c.MedianMbpsRatio != 1.2 {
+		t.Errorf("with an empty default: %+v", c)
+	}
+}
