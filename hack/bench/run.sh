@@ -10,7 +10,9 @@
 # make test) and docs/value.md and docs/probe-accuracy.md; `event` only
 # the placement event's three scheduler_perf workloads (5000 nodes: event
 # on, off, and made but not written) and their section of
-# docs/performance.md; `performance` only steps 1-3 and docs/performance.md.
+# docs/performance.md; `performance` only steps 1-3 and docs/performance.md;
+# `load` only step 3, then docs/performance.md from it and the outputs of
+# the last `performance` run.
 set -euo pipefail
 # Under `bazel run //hack/bench` the script runs from its runfiles.
 cd "${BUILD_WORKSPACE_DIRECTORY:-$(dirname "$0")/../..}"
@@ -24,13 +26,13 @@ mode=${1:-full}
 case $mode in
   full) runs=${BENCH_RUNS:-3}; label=performance; out=_output/bench; docs=docs; dur=10s ;;
   smoke) runs=1; label=short; out=_output/bench-smoke; docs=$out/docs; dur=2s ;;
-  *) echo "usage: $0 [full|smoke] [all|performance|reliability|value|event]" >&2; exit 2 ;;
+  *) echo "usage: $0 [full|smoke] [all|performance|reliability|value|event|load]" >&2; exit 2 ;;
 esac
 steps=${2:-all}
 case $steps in
-  all|performance|reliability) ;;
+  all|performance|reliability|load) ;;
   event|value) [ "$mode" = full ] || { echo "$0: $steps runs in full mode only" >&2; exit 2; } ;;
-  *) echo "usage: $0 [full|smoke] [all|performance|reliability|value|event]" >&2; exit 2 ;;
+  *) echo "usage: $0 [full|smoke] [all|performance|reliability|value|event|load]" >&2; exit 2 ;;
 esac
 
 need=()
@@ -48,6 +50,7 @@ case $steps in
   reliability) rm -rf "$out/reliability" "$out/reliability.jsonl" ;;
   value) rm -rf "$out/value" "$out/value.json" "$out/accuracy.json" ;;
   event) rm -rf "$out/perf" ;;
+  load) rm -rf "$out/load" ;;
 esac
 mkdir -p "$out/perf" "$out/load" "$out/reliability" "$out/value"
 abs=$(cd "$out" && pwd)
@@ -86,18 +89,24 @@ echo "bench: 2/5 scheduler_perf, label $label ($runs runs)"
 # One go test per test case: each writes its results as soon as it ends.
 # The profiles whose throughputs section 1 compares run one after the
 # other, in an order that rotates with the run, so none always runs first.
-profiles=(ProfileOverhead_Default ProfileOverhead_KNS3 ProfileOverhead_KNS3Background)
+profiles=(ProfileOverhead_Default ProfileOverhead_KNS3 ProfileOverhead_KNS3Background ProfileOverhead_KNS3Live)
 cases="ProfileOverhead_KNS3NoEvent ProfileOverhead_KNS3NoSink HostnameAffinity HostnameAntiAffinity HostnameAndZoneAffinity"
 go test -vet=off -tags perf -c -o "$out/perf.test" ./test/perf
 for i in $(seq "$runs"); do
-  for k in 0 1 2; do perf_case "$i" "${profiles[$(( (i + k) % 3 ))]}" "$label"; done
+  for k in "${!profiles[@]}"; do perf_case "$i" "${profiles[$(( (i + k) % ${#profiles[@]} ))]}" "$label"; done
   for c in $cases; do perf_case "$i" "$c" "$label"; done
 done
+fi
+
+if [ "$steps" = all ] || [ "$steps" = performance ] || [ "$steps" = load ]; then
 
 echo "bench: 3/5 the simulator stub under load ($runs runs of $dur per request kind)"
 go build -o "$out/simulator" ./simulator/cmd/simulator
+# An hour's window: the answer's ETag changes once a window, and the
+# conditional runs must ask with the one it has.
 {
   echo "source: load"
+  echo "window_seconds: 3600"
   echo "nodes:"
   for i in $(seq 0 4999); do printf '  node-%04d: {score: 0.%03d, latency_ms: %d, bandwidth_mbps: %d}\n' "$i" $((i % 1000)) $((i % 50)) $((100 + i % 900)); done
 } >"$out/scenario-5000.yaml"
@@ -106,9 +115,10 @@ addr=127.0.0.1:18478
 sim=$!
 trap 'kill $sim 2>/dev/null || true' EXIT
 for _ in $(seq 50); do "$out/simulator" --probe=http://$addr/healthz 2>/dev/null && break; sleep 0.1; done
-etag=$(go run ./hack/bench/etag http://$addr/simulate)
+go build -o "$out/etag" ./hack/bench/etag
 for i in $(seq "$runs"); do
   wrk -t1 -c8 -d"$dur" --latency http://$addr/simulate >"$out/load/full-5000-$i.txt"
+  etag=$("$out/etag" http://$addr/simulate)
   wrk -t1 -c8 -d"$dur" --latency -H "If-None-Match: $etag" http://$addr/simulate >"$out/load/conditional-5000-$i.txt"
 done
 grep -h 'Requests/sec' "$out"/load/*.txt | sed 's/^/bench:   /'
@@ -140,8 +150,10 @@ done
 fi
 
 # The value benchmark (e2e TestLiveNetwork): the same clients on a
-# kind cluster with shaped links, placed by the default scheduler, by KNS-3
-# with static numbers and with live ones; value.json for docs/value.md.
+# kind cluster with shaped links, at three load levels, five trials each,
+# placed by the default scheduler, by KNS-3 with static numbers, and live
+# without and with NetworkCapacity, in rotating order; value.json for
+# docs/value.md.
 # Then, on the same cluster, the probe accuracy benchmark (e2e
 # TestProbeAccuracy): deploy/live as shipped, one worker's link shaped six
 # ways, ten windows each; accuracy.json for docs/probe-accuracy.md.
@@ -149,13 +161,13 @@ fi
 # value benchmark to the kind suite, which runs it with 5 s clients in make
 # test, and the accuracy benchmark to its live checks.
 if [ "$mode" = full ] && { [ "$steps" = all ] || [ "$steps" = value ]; }; then
-  echo "bench: 5/5 the value benchmark (30 s clients) and the probe accuracy benchmark on a shaped kind cluster"
+  echo "bench: 5/5 the value benchmark (15 s clients, 3 levels, 5 trials) and the probe accuracy benchmark on a shaped kind cluster"
   hack/dockerhost/setup.sh >/dev/null
   start=$(date +%s)
   go test -vet=off -tags e2e -count=1 -timeout 90m -v -run '^(TestLiveNetwork|TestProbeAccuracy)$' ./e2e/ \
-    -kns3.value-duration=30s -kns3.value-out="$abs/value.json" -kns3.accuracy-out="$abs/accuracy.json" >"$out/value/run.log" 2>&1 \
+    -kns3.value-duration=15s -kns3.value-trials=5 -kns3.value-levels=below,equal,twice -kns3.value-out="$abs/value.json" -kns3.accuracy-out="$abs/accuracy.json" >"$out/value/run.log" 2>&1 \
     || { grep -E '^(---|=== RUN|\s+(live|value|accuracy)_test|FAIL|panic|e2e)' "$out/value/run.log" | tail -40; exit 1; }
-  grep -E '(live|accuracy)_test.go:[0-9]+: (default|KNS-3|live|[0-9]|unshaped|[0-9.]+ Mbit)' "$out/value/run.log" | sed 's/^ *[a-z]*_test.go:[0-9]*: /bench:   /'
+  grep -E '(live|value|accuracy)_test.go:[0-9]+: ((below|equal|twice) \(|[0-9]|unshaped|[0-9.]+ Mbit)' "$out/value/run.log" | sed 's/^ *[a-z]*_test.go:[0-9]*: /bench:   /'
   echo "bench:   $(( $(date +%s) - start ))s"
 fi
 
@@ -164,12 +176,15 @@ machine="$(nproc) cores ($(lscpu | sed -n 's/^Model name: *//p')), $(free -g | a
 case $mode-$steps in
   full-all) command="make bench" ;;
   smoke-all) command="make bench-smoke" ;;
+  full-load) command="hack/bench/run.sh full performance; hack/bench/run.sh full load" ;;
   *) command="hack/bench/run.sh $mode $steps" ;;
 esac
-go run ./test/perf/report -in "$out" -out "$docs" -machine "$machine" -command "$command" -report "$steps"
+report=$steps
+[ "$steps" != load ] || report=performance
+go run ./test/perf/report -in "$out" -out "$docs" -machine "$machine" -command "$command" -report "$report"
 case $mode-$steps in
   full-all) echo "bench: wrote $docs/performance.md, $docs/reliability.md, $docs/value.md and $docs/probe-accuracy.md" ;;
   smoke-all) echo "bench: wrote $docs/performance.md and $docs/reliability.md" ;;
   full-value) echo "bench: wrote $docs/value.md and $docs/probe-accuracy.md" ;;
-  *) echo "bench: wrote $docs/$steps.md" ;;
+  *) echo "bench: wrote $docs/$report.md" ;;
 esac

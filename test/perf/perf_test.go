@@ -71,11 +71,7 @@ func run(m *testing.M) int {
 // writeConfigs writes the kns-3-scheduler profile and the test cases that
 // use it into dir, and returns the test cases' path.
 func writeConfigs(dir string) (string, error) {
-	shipped, err := os.ReadFile(DeployConfigPath)
-	if err != nil {
-		return "", err
-	}
-	profile, err := Profile(shipped)
+	profile, err := generated(DeployConfigPath, Profile)
 	if err != nil {
 		return "", err
 	}
@@ -87,15 +83,16 @@ func writeConfigs(dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	controlPlane, err := os.ReadFile(ControlPlaneConfigPath)
+	background, err := generated(ControlPlaneConfigPath, BackgroundProfile)
 	if err != nil {
 		return "", err
 	}
-	background, err := BackgroundProfile(controlPlane)
+	live, err := generated(LiveConfigPath, Profile)
 	if err != nil {
-		return "", fmt.Errorf("%s: %w", ControlPlaneConfigPath, err)
+		return "", err
 	}
-	for name, data := range map[string][]byte{ProfileFile: profile, NoEventProfileFile: noEvent, NoSinkProfileFile: noSink, BackgroundProfileFile: background} {
+	for name, data := range map[string][]byte{ProfileFile: profile, NoEventProfileFile: noEvent, NoSinkProfileFile: noSink,
+		BackgroundProfileFile: background, LiveProfileFile: live} {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
 			return "", err
 		}
@@ -111,6 +108,20 @@ func writeConfigs(dir string) (string, error) {
 	return path, os.WriteFile(path, cases, 0o644)
 }
 
+// generated reads the shipped configuration at path and returns the
+// benchmark's, made from it by generate.
+func generated(path string, generate func([]byte) ([]byte, error)) ([]byte, error) {
+	shipped, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	out, err := generate(shipped)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return out, nil
+}
+
 // BenchmarkPerfScheduling runs the test cases with the plugins the
 // kns-3-scheduler binary registers.
 func BenchmarkPerfScheduling(b *testing.B) {
@@ -118,7 +129,8 @@ func BenchmarkPerfScheduling(b *testing.B) {
 }
 
 // scoreEveryNode keeps the stub's scenario naming every node of the test
-// cluster, each with a stable score, as the workload creates them. The
+// cluster, each with a stable score and bandwidth (which NetworkCapacity,
+// in the live install's profile, ranks by), as the workload creates them. The
 // scenario is rebuilt at most every 200 ms, so creating 5000 nodes costs a
 // few dozen rebuilds, and none happen while measured pods schedule.
 func scoreEveryNode(tCtx ktesting.TContext) error {
@@ -145,7 +157,8 @@ func scoreEveryNode(tCtx ktesting.TContext) error {
 			sc := &scenario.Scenario{Source: "perf", Nodes: make(map[string]scenario.Node, len(list))}
 			for _, n := range list {
 				score := stableScore(n.Name)
-				sc.Nodes[n.Name] = scenario.Node{Score: &score}
+				bandwidth := 100 + 900*score
+				sc.Nodes[n.Name] = scenario.Node{Score: &score, BandwidthMbps: &bandwidth}
 			}
 			simulator.SetScenario(sc)
 			served = len(list)

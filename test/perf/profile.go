@@ -44,6 +44,14 @@ const (
 	// NoSinkBindPlugin is the benchmark's CustomBindPlugin whose events
 	// go to a sink that drops them (nosink_test.go).
 	NoSinkBindPlugin = "CustomBindPluginNoSink"
+	// LiveConfigPath is the live install's configuration (its
+	// kns-3-scheduler profile adds NetworkCapacity), seen from this
+	// directory.
+	LiveConfigPath = "../../deploy/live/scheduler-config.yaml"
+	// LiveProfileFile is the live install's configuration as the benchmark
+	// runs it (Profile): PerCycle mode, NetworkCapacity ranking nodes by
+	// the bandwidth the stub serves.
+	LiveProfileFile = "kns3-scheduler-config-live.yaml"
 	// SimulatorAddr is where the benchmark serves the simulator stub.
 	SimulatorAddr = "127.0.0.1:18477"
 )
@@ -152,11 +160,12 @@ func WithPostBind(profile []byte, replacement string) ([]byte, error) {
 // profileRef is a schedulerConfigPath naming one of the generated profiles.
 var profileRef = regexp.MustCompile(`(?m)^([ \t]*schedulerConfigPath:[ \t]*)(` +
 	regexp.QuoteMeta(ProfileFile) + `|` + regexp.QuoteMeta(NoEventProfileFile) + `|` + regexp.QuoteMeta(NoSinkProfileFile) + `|` +
-	regexp.QuoteMeta(BackgroundProfileFile) + `)[ \t]*$`)
+	regexp.QuoteMeta(BackgroundProfileFile) + `|` + regexp.QuoteMeta(LiveProfileFile) + `)[ \t]*$`)
 
 // PerformanceConfig returns the test cases of performance-config.yaml
 // (perfConfig) with each schedulerConfigPath that names ProfileFile,
-// NoEventProfileFile, NoSinkProfileFile or BackgroundProfileFile pointing
+// NoEventProfileFile, NoSinkProfileFile, BackgroundProfileFile or
+// LiveProfileFile pointing
 // at that file in dir instead, where the benchmark wrote them. Template paths stay relative to this directory.
 func PerformanceConfig(perfConfig []byte, dir string) ([]byte, error) {
 	if !bytes.Contains(perfConfig, []byte(ProfileFile)) || !profileRef.Match(perfConfig) {

@@ -77,17 +77,20 @@ func withoutStub(t *testing.T, cfg map[string]any) {
 	}
 }
 
-// The benchmark's profile is the shipped one but for the stub's address.
+// The benchmark's profiles are the shipped ones, the specification's and
+// the live install's, but for the stub's address.
 func TestProfileIsTheShippedOne(t *testing.T) {
-	shipped := read(t, DeployConfigPath)
-	generated, err := Profile(shipped)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := unmarshal(t, generated)
-	withoutStub(t, got)
-	if diff := cmp.Diff(unmarshal(t, shipped), got); diff != "" {
-		t.Errorf("the benchmark's profile differs from %s in more than the stub's address (-shipped,+benchmark):\n%s", DeployConfigPath, diff)
+	for _, path := range []string{DeployConfigPath, LiveConfigPath} {
+		shipped := read(t, path)
+		generated, err := Profile(shipped)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		got := unmarshal(t, generated)
+		withoutStub(t, got)
+		if diff := cmp.Diff(unmarshal(t, shipped), got); diff != "" {
+			t.Errorf("the benchmark's profile differs from %s in more than the stub's address (-shipped,+benchmark):\n%s", path, diff)
+		}
 	}
 }
 
@@ -170,7 +173,13 @@ func TestProfile(t *testing.T) {
 // scheduler_perf does.
 func loadProfile(t *testing.T) *schedconfig.KubeSchedulerProfile {
 	t.Helper()
-	generated, err := Profile(read(t, DeployConfigPath))
+	return loadProfileFrom(t, DeployConfigPath)
+}
+
+// loadProfileFrom is loadProfile for the shipped configuration at path.
+func loadProfileFrom(t *testing.T, path string) *schedconfig.KubeSchedulerProfile {
+	t.Helper()
+	generated, err := Profile(read(t, path))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +236,8 @@ func names(r frameworkruntime.Registry) []string {
 }
 
 // The benchmark registers plugins.Registry; the binary registers
-// plugins.Options. They must be the same plugins, and the profile must
+// plugins.Options. They must be the same plugins, and the benchmark's
+// profiles, the specification's and the live install's, must together
 // enable every one of them and nothing else from outside the tree.
 func TestPluginsAreTheBinarys(t *testing.T) {
 	registry := plugins.Registry()
@@ -242,25 +252,25 @@ func TestPluginsAreTheBinarys(t *testing.T) {
 	}
 
 	enabled := map[string]bool{}
-	sets := reflect.ValueOf(loadProfile(t).Plugins).Elem()
-	for i := 0; i < sets.NumField(); i++ {
-		set, ok := sets.Field(i).Interface().(schedconfig.PluginSet)
-		if !ok {
-			continue
-		}
-		for _, p := range set.Enabled {
-			enabled[p.Name] = true
-		}
-	}
 	inTree := intree.NewInTreeRegistry()
-	for name := range enabled {
-		if _, ok := inTree[name]; !ok && registry[name] == nil {
-			t.Errorf("%s enables %s, which neither kube-scheduler nor plugins.Registry has", DeployConfigPath, name)
+	for _, path := range []string{DeployConfigPath, LiveConfigPath} {
+		sets := reflect.ValueOf(loadProfileFrom(t, path).Plugins).Elem()
+		for i := 0; i < sets.NumField(); i++ {
+			set, ok := sets.Field(i).Interface().(schedconfig.PluginSet)
+			if !ok {
+				continue
+			}
+			for _, p := range set.Enabled {
+				if _, ok := inTree[p.Name]; !ok && registry[p.Name] == nil {
+					t.Errorf("%s enables %s, which neither kube-scheduler nor plugins.Registry has", path, p.Name)
+				}
+				enabled[p.Name] = true
+			}
 		}
 	}
 	for _, name := range names(registry) {
 		if !enabled[name] {
-			t.Errorf("%s does not enable %s: the benchmark would not measure it", DeployConfigPath, name)
+			t.Errorf("neither %s nor %s enables %s: the benchmark would not measure it", DeployConfigPath, LiveConfigPath, name)
 		}
 	}
 }
@@ -325,7 +335,7 @@ func TestWithPostBind(t *testing.T) {
 }
 
 func TestPerformanceConfig(t *testing.T) {
-	for _, f := range []string{ProfileFile, NoEventProfileFile, NoSinkProfileFile, BackgroundProfileFile} {
+	for _, f := range []string{ProfileFile, NoEventProfileFile, NoSinkProfileFile, BackgroundProfileFile, LiveProfileFile} {
 		if _, err := os.Stat(f); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("%s exists (%v): the benchmark generates it from %s; a copy would drift", f, err, DeployConfigPath)
 		}
@@ -340,11 +350,12 @@ func TestPerformanceConfig(t *testing.T) {
 	if len(before) != len(after) {
 		t.Fatalf("PerformanceConfig changed the number of test cases: %d, then %d", len(before), len(after))
 	}
-	uses := 0
+	uses, usesLive := 0, false
 	for i, tc := range before {
+		usesLive = usesLive || tc.SchedulerConfigPath == LiveProfileFile
 		want := tc
 		generated := tc.SchedulerConfigPath == ProfileFile || tc.SchedulerConfigPath == NoEventProfileFile || tc.SchedulerConfigPath == NoSinkProfileFile ||
-			tc.SchedulerConfigPath == BackgroundProfileFile
+			tc.SchedulerConfigPath == BackgroundProfileFile || tc.SchedulerConfigPath == LiveProfileFile
 		if generated {
 			want.SchedulerConfigPath = filepath.Join(dir, tc.SchedulerConfigPath)
 			uses++
@@ -379,6 +390,9 @@ func TestPerformanceConfig(t *testing.T) {
 	}
 	if uses == 0 {
 		t.Errorf("no test case of performance-config.yaml runs the kns-3-scheduler profile (schedulerConfigPath: %s)", ProfileFile)
+	}
+	if !usesLive {
+		t.Errorf("no test case of performance-config.yaml runs the live install's profile (schedulerConfigPath: %s): NetworkCapacity goes unmeasured", LiveProfileFile)
 	}
 
 	if _, err := PerformanceConfig([]byte("- name: Default\n"), dir); err == nil {
