@@ -49,6 +49,9 @@ type schedulerOptions struct {
 	// CustomScorePlugin at preScore and at score with weight 10, as the live
 	// install's profile has it.
 	withCapacity bool
+	// withCapacityFilter also enables NetworkCapacity at preFilter (after
+	// CustomScorePlugin) and at filter: the opt-in filter.
+	withCapacityFilter bool
 }
 
 // startScheduler runs kns-3-scheduler in the test process: the upstream
@@ -144,7 +147,7 @@ func writeSchedulerConfig(t testing.TB, kubeconfig, simulatorURL string, so sche
 		t.Fatalf("%s: no profile %s", path, plugins.ProfileName)
 	}
 	if so.withCapacity {
-		addCapacity(t, profile)
+		addCapacity(t, profile, so.withCapacityFilter)
 	}
 	// The shipped args, then the test's, then the stub's address; the
 	// other plugins' args as shipped.
@@ -178,14 +181,20 @@ func writeSchedulerConfig(t testing.TB, kubeconfig, simulatorURL string, so sche
 	return written
 }
 
-// addCapacity enables NetworkCapacity in profile as withCapacity says.
-func addCapacity(t testing.TB, profile map[string]any) {
+// addCapacity enables NetworkCapacity in profile as withCapacity and
+// withCapacityFilter say.
+func addCapacity(t testing.TB, profile map[string]any, filter bool) {
 	t.Helper()
 	ps, _ := profile["plugins"].(map[string]any)
-	for point, entry := range map[string]map[string]any{
+	points := map[string]map[string]any{
 		"preScore": {"name": networkcapacity.Name},
 		"score":    {"name": networkcapacity.Name, "weight": 10},
-	} {
+	}
+	if filter {
+		points["preFilter"] = map[string]any{"name": networkcapacity.Name}
+		points["filter"] = map[string]any{"name": networkcapacity.Name}
+	}
+	for point, entry := range points {
 		set, _ := ps[point].(map[string]any)
 		enabled, _ := set["enabled"].([]any)
 		if set == nil || len(enabled) == 0 {

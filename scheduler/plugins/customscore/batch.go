@@ -137,14 +137,21 @@ func (pl *CustomScore) SignPod(_ context.Context, pod *v1.Pod) ([]fwk.SignFragme
 
 // PreFilter, in Background mode, marks the cycle's state, so that
 // PreScore can tell a re-score inside a batch (which runs on a copy) from
-// a cycle of its own, and leaves the ranking a batch may reuse, for the
-// placement event: a cycle that scores replaces it. It never rejects a
-// pod.
+// a cycle of its own; leaves the simulation it holds for the profile's
+// Filter plugins that read the network (NetworkCapacity's); and leaves the
+// ranking a batch may reuse, for the placement event: a cycle that scores
+// replaces it. It never rejects a pod.
 func (pl *CustomScore) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
 	if pl.args.RefreshMode != apiconfig.RefreshBackground || pod.Spec.SchedulingGroup != nil {
 		return nil, nil
 	}
 	state.Write(markKey, &mark{})
+	// The Background source holds its newest simulation in memory: no request.
+	if b, ok := pl.source.(*background); ok {
+		if sim, _ := b.newest(); sim != nil {
+			placement.WriteHeld(state, sim)
+		}
+	}
 	if r := pl.batch.ranked.Load(); r != nil && pl.batch.now().Sub(r.at) <= reuseWindow {
 		c := *r.cycle
 		c.Reuse = &placement.Reuse{}

@@ -180,3 +180,36 @@ func TestPreFilterLeavesTheReusableRanking(t *testing.T) {
 		t.Errorf("placement long after the last ranking = %+v, want single_node", p)
 	}
 }
+
+// In Background mode PreFilter holds the newest simulation for the
+// profile's Filter plugins (NetworkCapacity's), which run before PreScore;
+// in PerCycle mode it holds none, since the simulator is asked in PreScore.
+func TestPreFilterHoldsTheSimulation(t *testing.T) {
+	var body atomic.Value
+	var status atomic.Int32
+	body.Store(`{"results":{"n1":{"score":0.9},"n2":{"score":0.1}}}`)
+	srv, _ := simulator(t, &body, &status)
+	_, ctx := ktesting.NewTestContext(t)
+	nodes := nodeInfos("n1", "n2")
+	pod := st.MakePod().Name("p").Obj()
+	held := func(pl *CustomScore) *placement.Cycle {
+		t.Helper()
+		state := framework.NewCycleState()
+		if _, s := pl.PreFilter(ctx, state, pod, nodes); !s.IsSuccess() {
+			t.Fatalf("PreFilter: %v", s)
+		}
+		if sim := placement.Held(state); sim != nil {
+			return &placement.Cycle{Scores: sim.Scores}
+		}
+		return nil
+	}
+
+	background := newTestPlugin(t, srv.URL, "refreshMode: Background\nrefreshInterval: 10ms\nmaxSimulationAge: 10s")
+	eventually(t, "a held simulation in Background mode", func() bool {
+		c := held(background)
+		return c != nil && c.Scores["n1"] == 900
+	})
+	if c := held(newTestPlugin(t, srv.URL, "")); c != nil {
+		t.Errorf("PreFilter in PerCycle mode holds a simulation (%v): the specification asks for one in PreScore", c.Scores)
+	}
+}

@@ -27,10 +27,19 @@ const timeGranularity = time.Second
 // to start: its containers are created and started first.
 const podStartGrace = 5 * time.Second
 
-// needMbps is what pod is counted at on its node's link: the larger of
-// its declared ingress and egress bandwidth, in Mbit/s, or defaultMbps when
-// it declares neither in a form the CNI plugin would take.
+// needMbps is what pod is counted at on its node's link: its declared
+// need (declaredMbps), or defaultMbps when it declares none.
 func needMbps(pod *v1.Pod, defaultMbps int64) float64 {
+	if need, ok := declaredMbps(pod); ok {
+		return need
+	}
+	return float64(defaultMbps)
+}
+
+// declaredMbps is the larger of pod's declared ingress and egress
+// bandwidth, in Mbit/s; false when it declares neither in a form the CNI
+// plugin would take.
+func declaredMbps(pod *v1.Pod) (float64, bool) {
 	need, declared := 0.0, false
 	for _, key := range []string{IngressBandwidthAnnotation, EgressBandwidthAnnotation} {
 		s, ok := pod.Annotations[key]
@@ -43,10 +52,7 @@ func needMbps(pod *v1.Pod, defaultMbps int64) float64 {
 		}
 		need, declared = max(need, q.AsApproximateFloat64()/1e6), true
 	}
-	if !declared {
-		return float64(defaultMbps)
-	}
-	return need
+	return need, declared
 }
 
 // placedAt is when pod was placed on its node: when it was bound

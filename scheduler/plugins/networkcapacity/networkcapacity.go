@@ -9,6 +9,10 @@
 // and never asks the simulator itself: list it after CustomScorePlugin at
 // preScore. Without that simulation, or when it gives no feasible node a
 // bandwidth, it skips, leaving the choice to the other plugins.
+//
+// Enabled at preFilter and filter as well (opt-in, Background mode), it
+// also rejects a node whose link has less free bandwidth than the pod
+// declares (filter.go).
 package networkcapacity
 
 import (
@@ -135,10 +139,18 @@ func (pl *NetworkCapacity) NormalizeScore(_ context.Context, state fwk.CycleStat
 	return nil
 }
 
-// EventsToRegister registers no event: the plugin never rejects a pod, so
-// no cluster change can make a pod it held back schedulable.
+// EventsToRegister registers what may turn Filter's rejection into a fit:
+// a pod leaving a node, whose need stops being counted and whose traffic
+// stops, and a new node, which Filter lets through until it is measured.
+// Every such event may free a link, so neither needs a hint to tell. A new
+// measurement is no cluster event: a pod the filter rejected waits for it
+// until the scheduler retries its unschedulable pods
+// (podMaxInUnschedulablePodsDuration, 5 minutes by default).
 func (pl *NetworkCapacity) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHint, error) {
-	return nil, nil
+	return []fwk.ClusterEventWithHint{
+		{Event: fwk.ClusterEvent{Resource: fwk.AssignedPod, ActionType: fwk.Delete}},
+		{Event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Add}},
+	}, nil
 }
 
 // SignPod lets pods that declare the same bandwidth share a batched

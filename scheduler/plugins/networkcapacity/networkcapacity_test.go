@@ -304,3 +304,131 @@ func TestSignPod(t *testing.T) {
 		})
 	}
 }
+
+// filterNodes runs PreFilter and, unless it skips, Filter on every node,
+// with the simulation body held as CustomScorePlugin's PreFilter holds it
+// (nil: none held). It returns each node's status code, nil when PreFilter
+// skipped.
+func filterNodes(t *testing.T, pl *NetworkCapacity, body []byte, pod *v1.Pod, nodes []fwk.NodeInfo) map[string]string {
+	t.Helper()
+	ctx := context.Background()
+	state := framework.NewCycleState()
+	if body != nil {
+		placement.WriteHeld(state, &simclient.Simulation{Body: body})
+	}
+	if _, s := pl.PreFilter(ctx, state, pod, nodes); s.IsSkip() {
+		return nil
+	} else if !s.IsSuccess() {
+		t.Fatalf("PreFilter: %v", s)
+	}
+	out := map[string]string{}
+	for _, n := range nodes {
+		s := pl.Filter(ctx, state, pod, n)
+		switch {
+		case s.IsSuccess():
+			out[n.Node().Name] = "fits"
+		case s.Code() == fwk.Unschedulable && s.Message() == ErrReasonLinkFull:
+			out[n.Node().Name] = "full"
+		default:
+			t.Fatalf("Filter(%s): %v", n.Node().Name, s)
+		}
+	}
+	return out
+}
+
+func TestFilterBelowDeclaredNeed(t *testing.T) {
+	now := measuredAt.Add(3 * time.Second)
+	before := measuredAt.Add(-30 * time.Second)
+	tests := []struct {
+		name    string
+		links   map[string][2]float64 // nil: no simulation held
+		atLeast map[string]bool
+		pod     map[string]string
+		nodes   []fwk.NodeInfo
+		want    map[string]string // nil: PreFilter skips
+	}{{
+		name:  "a link with less free than the pod declares is filtered out",
+		links: map[string][2]float64{"a": {100, 90}, "b": {100, 0}},
+		pod:   declares("20M"),
+		nodes: []fwk.NodeInfo{node("a"), node("b")},
+		want:  map[string]string{"a": "full", "b": "fits"},
+	}, {
+		name:  "exactly the declared need free fits",
+		links: map[string][2]float64{"a": {100, 80}},
+		pod:   declares("20M"),
+		nodes: []fwk.NodeInfo{node("a")},
+		want:  map[string]string{"a": "fits"},
+	}, {
+		name:  "pods assumed on the node and not yet bound count against it",
+		links: map[string][2]float64{"a": {100, 0}, "b": {100, 0}},
+		pod:   declares("30M"),
+		nodes: []fwk.NodeInfo{node("a", assumed("p1", declares("50M")), assumed("p2", declares("30M"))), node("b", assumed("p3", declares("50M")))},
+		want:  map[string]string{"a": "full", "b": "fits"},
+	}, {
+		name:  "a pod the measurement already holds is not counted again",
+		links: map[string][2]float64{"a": {100, 50}},
+		pod:   declares("40M"),
+		nodes: []fwk.NodeInfo{node("a", boundAt("old", before, declares("50M")))},
+		want:  map[string]string{"a": "fits"},
+	}, {
+		name:  "the larger of ingress and egress is the need",
+		links: map[string][2]float64{"a": {100, 70}},
+		pod:   map[string]string{IngressBandwidthAnnotation: "10M", EgressBandwidthAnnotation: "40M"},
+		nodes: []fwk.NodeInfo{node("a")},
+		want:  map[string]string{"a": "full"},
+	}, {
+		name:    "a link known only as at least some bandwidth passes: not measured is no reason to reject",
+		links:   map[string][2]float64{"a": {30, 0}},
+		atLeast: map[string]bool{"a": true},
+		pod:     declares("50M"),
+		nodes:   []fwk.NodeInfo{node("a")},
+		want:    map[string]string{"a": "fits"},
+	}, {
+		name:  "a node the simulation does not describe passes",
+		links: map[string][2]float64{"a": {10, 0}},
+		pod:   declares("50M"),
+		nodes: []fwk.NodeInfo{node("a"), node("unknown")},
+		want:  map[string]string{"a": "full", "unknown": "fits"},
+	}, {
+		name:  "a pod that declares nothing is never filtered: an estimate is no requirement",
+		links: map[string][2]float64{"a": {1, 1}},
+		nodes: []fwk.NodeInfo{node("a")},
+	}, {
+		name:  "without a held simulation (PerCycle mode) nothing is filtered",
+		pod:   declares("50M"),
+		nodes: []fwk.NodeInfo{node("a")},
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var body []byte
+			if tc.links != nil {
+				body = answerAtLeast(tc.links, tc.atLeast)
+			}
+			got := filterNodes(t, newPlugin(t, now), body, assumed("new", tc.pod), tc.nodes)
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Errorf("filter %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// Filter's rejection is undone by a pod leaving a node or a node joining:
+// the plugin registers both.
+func TestEventsToRegister(t *testing.T) {
+	events, err := newPlugin(t, measuredAt).EventsToRegister(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[fwk.ClusterEvent]bool{}
+	for _, e := range events {
+		got[e.Event] = true
+	}
+	for _, want := range []fwk.ClusterEvent{
+		{Resource: fwk.AssignedPod, ActionType: fwk.Delete},
+		{Resource: fwk.Node, ActionType: fwk.Add},
+	} {
+		if !got[want] {
+			t.Errorf("EventsToRegister has no %v: %v", want, events)
+		}
+	}
+}

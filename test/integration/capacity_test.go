@@ -1,0 +1,49 @@
+package integration
+
+import (
+	"strings"
+	"testing"
+
+	st "k8s.io/kubernetes/pkg/scheduler/testing"
+
+	"kns3.dev/kns3/scheduler/plugins/networkcapacity"
+)
+
+// NetworkCapacity's filter is opt-in. Node a scores best on the simulator
+// (0.9 against 0.1) and has a 100 Mbit/s link; b has 1000 Mbit/s. Ranked
+// alone, a pod declaring 200 Mbit/s goes to a, whose score outweighs its
+// full link; with the filter on, a is filtered out and the pod goes to b,
+// and a pod declaring more than either link has is unschedulable, the
+// scheduler's event naming the filter's reason.
+func TestCapacityFilterIsOptIn(t *testing.T) {
+	const scenario = "nodes:\n  node-a: {score: 0.9, bandwidth_mbps: 100}\n  node-b: {score: 0.1, bandwidth_mbps: 1000}\n"
+	for _, tc := range []struct {
+		name   string
+		filter bool
+		want   string
+	}{
+		{"ranked only", false, "node-a"},
+		{"filtered", true, "node-b"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCluster(t, scenario, schedulerOptions{config: controlPlaneConfig, withCapacity: true, withCapacityFilter: tc.filter},
+				nodeSpec{name: "node-a"}, nodeSpec{name: "node-b"})
+			// One pod first, so that Background mode has its simulation.
+			c.createPod(t, st.MakePod().Name("first"))
+			if node := c.scheduled(t, "first"); node != "node-a" {
+				t.Fatalf("first pod went to %s, want node-a, ranked first", node)
+			}
+			c.createPod(t, st.MakePod().Name("needs-200m").Annotation(networkcapacity.IngressBandwidthAnnotation, "200M"))
+			if node := c.scheduled(t, "needs-200m"); node != tc.want {
+				t.Errorf("a pod declaring 200 Mbit/s went to %s, want %s", node, tc.want)
+			}
+			if !tc.filter {
+				return
+			}
+			c.createPod(t, st.MakePod().Name("needs-5g").Annotation(networkcapacity.IngressBandwidthAnnotation, "5G"))
+			if msg := c.unschedulable(t, "needs-5g"); !strings.Contains(msg, "2 "+networkcapacity.ErrReasonLinkFull) {
+				t.Errorf("FailedScheduling says %q, want both nodes rejected for %q", msg, networkcapacity.ErrReasonLinkFull)
+			}
+		})
+	}
+}
