@@ -77,7 +77,8 @@ func (pl *NetworkCapacity) PreFilterExtensions() fwk.PreFilterExtensions { retur
 func (pl *NetworkCapacity) Filter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodeInfo fwk.NodeInfo) *fwk.Status {
 	data, err := state.Read(filterKey)
 	if err != nil {
-		return fwk.AsStatus(fmt.Errorf("reading %q from the cycle state: %w", filterKey, err))
+		// PreFilter writes it or skips, and a skip skips Filter too.
+		return fwk.AsStatus(fmt.Errorf("reading %q from the cycle state (is %s enabled at preFilter as well as filter?): %w", filterKey, Name, err))
 	}
 	fc, ok := data.(*filterCycle)
 	if !ok {

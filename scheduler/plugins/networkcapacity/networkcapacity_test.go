@@ -432,3 +432,12 @@ func TestEventsToRegister(t *testing.T) {
 		}
 	}
 }
+
+// A profile that enables the filter without its PreFilter gets an error
+// that says so, not a filter that silently lets every node through.
+func TestFilterWithoutPreFilter(t *testing.T) {
+	s := newPlugin(t, measuredAt).Filter(context.Background(), framework.NewCycleState(), assumed("new", declares("20M")), node("a"))
+	if s.Code() != fwk.Error || !strings.Contains(s.Message(), "preFilter") {
+		t.Errorf("Filter without PreFilter: %v, want an error naming preFilter", s)
+	}
+}
