@@ -1,10 +1,6 @@
 package simclient
 
-import (
-	"encoding/json"
-	"errors"
-	"time"
-)
+import "time"
 
 // Link is what an answer says of one node's link: what it carries, what
 // it already carries, and up to when the numbers describe the node, so
@@ -44,15 +40,7 @@ func (s *Simulation) Links() map[string]Link {
 
 // linksOf reads the links an answer describes.
 func linksOf(body []byte) map[string]Link {
-	var w wireMeta
-	err := json.Unmarshal(body, &w)
-	var syntaxErr *json.SyntaxError
-	if errors.As(err, &syntaxErr) {
-		if fixed, changed := quoteNonFiniteTokens(body); changed {
-			w = wireMeta{}
-			_ = json.Unmarshal(fixed, &w)
-		}
-	}
+	w := decodeWireMeta(body)
 	var stamp time.Time
 	if t, ok := parseTime(w.Timestamp); ok {
 		stamp = t

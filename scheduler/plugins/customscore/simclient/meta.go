@@ -38,16 +38,7 @@ type Metrics struct {
 // stays empty, and one node's odd entry costs only that node's metrics.
 // It is for off the scheduling cycle, once per answer.
 func MetaOf(body []byte) Meta {
-	var w wireMeta
-	err := json.Unmarshal(body, &w)
-	var syntaxErr *json.SyntaxError
-	if errors.As(err, &syntaxErr) {
-		// Python's bare NaN and Infinity tokens: quote them and try again.
-		if fixed, changed := quoteNonFiniteTokens(body); changed {
-			w = wireMeta{}
-			_ = json.Unmarshal(fixed, &w)
-		}
-	}
+	w := decodeWireMeta(body)
 	m := Meta{Source: w.Source, WindowSeconds: w.WindowSeconds}
 	if t, err := time.Parse(time.RFC3339Nano, w.Timestamp); err == nil {
 		m.Timestamp = t
@@ -136,4 +127,20 @@ func finite(v any) *float64 {
 		return nil
 	}
 	return &f
+}
+
+// decodeWireMeta decodes what it can of body; a field it cannot read stays
+// empty.
+func decodeWireMeta(body []byte) wireMeta {
+	var w wireMeta
+	err := json.Unmarshal(body, &w)
+	var syntaxErr *json.SyntaxError
+	if errors.As(err, &syntaxErr) {
+		// Python's bare NaN and Infinity tokens: quote them and try again.
+		if fixed, changed := quoteNonFiniteTokens(body); changed {
+			w = wireMeta{}
+			_ = json.Unmarshal(fixed, &w)
+		}
+	}
+	return w
 }
