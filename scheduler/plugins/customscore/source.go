@@ -187,16 +187,20 @@ func (s *perCycle) breakerState() string {
 	return status.BreakerOpen
 }
 
-// keepFresh asks once when nobody has for idle: a cycle asks only when
-// more than one node is feasible, and the published status (what kubectl
-// kns3 shows) should say how the simulator is now. While the breaker is
-// open its prober asks.
+// keepFresh, called every idle, asks once unless someone asked within
+// half of it: a cycle asks only when more than one node is feasible, and
+// the published status (what kubectl kns3 shows, and what drift judges)
+// should say how the simulator is now. Skipping only after a recent ask
+// keeps the newest answer at most one and a half idles old whatever the
+// phase of the publisher's ticks; skipping after any ask within idle would
+// let it reach two, which is drift's limit, and leave every other
+// publication stale for good. While the breaker is open its prober asks.
 func (s *perCycle) keepFresh(ctx context.Context) {
 	if !s.cb.Allow() {
 		return
 	}
 	seen := s.client.Observed()
-	if time.Since(seen.LastSuccess) < s.idle || time.Since(seen.LastFailure) < s.idle {
+	if recent := s.idle / 2; time.Since(seen.LastSuccess) < recent || time.Since(seen.LastFailure) < recent {
 		return
 	}
 	_, _, _ = s.client.Fetch(ctx, 1, s.timeout)

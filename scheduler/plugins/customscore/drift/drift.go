@@ -22,6 +22,12 @@ import (
 const (
 	// maxDriftListed bounds the drifted pods one status document lists.
 	maxDriftListed = 100
+	// A simulation is fresh while it was received within freshReceived
+	// windows and, when it says, sampled within freshSampled: the newest
+	// window a simulator serves already ended up to a window ago, so
+	// numbers received within two windows may be three old.
+	freshReceived = 2
+	freshSampled  = 3
 )
 
 // Tracker lists the profile's drifted pods. A stale simulation, or one
@@ -117,8 +123,8 @@ func (d *Tracker) Update(sim *status.Simulation) ([]status.DriftedPod, int) {
 	if sim != nil {
 		window = status.Window(sim.WindowSeconds)
 	}
-	fresh := sim != nil && now.Sub(sim.Received) <= 2*window &&
-		(sim.Timestamp.IsZero() || now.Sub(sim.Timestamp) <= 2*window)
+	fresh := sim != nil && now.Sub(sim.Received) <= freshReceived*window &&
+		(sim.Timestamp.IsZero() || now.Sub(sim.Timestamp) <= freshSampled*window)
 	pods, err := d.pods.List(labels.Everything())
 	if err != nil {
 		return nil, 0

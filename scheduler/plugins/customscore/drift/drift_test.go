@@ -119,6 +119,41 @@ func TestDrift(t *testing.T) {
 	}
 }
 
+// TestDriftFreshness: a simulation counts while it was received within
+// two windows and sampled within three. The newest window a simulator
+// serves ended up to a window ago, and a PerCycle profile with no cycles
+// refreshes it once per publication, so the numbers a publication reads
+// are routinely more than two windows old, and must still count.
+func TestDriftFreshness(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	const window = 5 * time.Second
+	nodes := []*v1.Node{st.MakeNode().Name("n1").Obj(), st.MakeNode().Name("n2").Obj()}
+	for _, tc := range []struct {
+		name              string
+		received, sampled time.Duration // before each judgement
+		want              int
+	}{
+		{name: "received now, the window just ended", received: 0, sampled: window, want: 1},
+		{name: "received an interval ago, sampled a window before", received: 7 * time.Second, sampled: 13 * time.Second, want: 1},
+		{name: "received more than two windows ago", received: 11 * time.Second, sampled: 11 * time.Second, want: 0},
+		{name: "sampled more than three windows ago", received: 0, sampled: 16 * time.Second, want: 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := t0
+			d := newDriftTracker(t, &clock, []*v1.Pod{runningPod("p", "n1")}, nodes)
+			sim := func() *status.Simulation {
+				return &status.Simulation{MilliScores: map[string]int64{"n1": 100, "n2": 900}, WindowSeconds: int(window / time.Second),
+					Received: clock.Add(-tc.received), Timestamp: clock.Add(-tc.sampled)}
+			}
+			d.Update(sim())
+			clock = t0.Add(window + time.Second)
+			if list, _ := d.Update(sim()); len(list) != tc.want {
+				t.Errorf("listed %d, want %d", len(list), tc.want)
+			}
+		})
+	}
+}
+
 // TestDriftClockRestarts checks a stale simulation in the middle restarts
 // the pod's clock: stale numbers never add to drift.
 func TestDriftClockRestarts(t *testing.T) {
