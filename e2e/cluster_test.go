@@ -324,7 +324,9 @@ func (c *cluster) awaitPublished(what string, cond func(schedstatus.ProfileStatu
 	err := wait.For(func(ctx context.Context) (bool, error) {
 		in, err := installclient.Find(ctx, c.client)
 		if err != nil {
-			last = err.Error()
+			if ctx.Err() == nil { // not the wait's own deadline: keep what was last seen
+				last = err.Error()
+			}
 			return false, nil
 		}
 		d, ok := in.Profile(config.ProfileName)

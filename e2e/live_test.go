@@ -58,6 +58,10 @@ func TestLiveNetwork(t *testing.T) {
 			return ctx
 		}).
 		WithTeardown("back to deploy/", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			if t.Failed() {
+				// Going back replaces the scheduler pod, and its logs with it.
+				exportLogs(ctx, cfg, t.Name()+"-live")
+			}
 			removeLive(ctx, t)
 			return ctx
 		}).
