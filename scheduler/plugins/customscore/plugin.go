@@ -106,6 +106,9 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 	m.breakerState(breaker.Closed)
 	pl.source = newSource(args, pl.client, m, logger, idle)
 	pl.breaker, _ = pl.source.(breakerReporter)
+	if bg, ok := pl.source.(*background); ok && h != nil {
+		bg.announce = func(sim *simclient.Simulation) { placement.AnnounceSimulation(h, sim) }
+	}
 	pl.watchCluster(h, profile)
 	ctx, pl.stop = context.WithCancel(klog.NewContext(ctx, logger))
 	pl.wg.Go(func() { pl.source.run(ctx) })

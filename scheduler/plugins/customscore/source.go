@@ -216,6 +216,9 @@ type background struct {
 	maxAge  time.Duration
 	now     func() time.Time
 	metrics *profileMetrics
+	// announce, when set, hears each new answer as it becomes the newest
+	// (placement.OnNewSimulation).
+	announce func(*simclient.Simulation)
 
 	// stamped is the last answer taken and until what it describes
 	// (simclient.DescribedUntil), read once per answer; the loop's alone.
@@ -269,9 +272,14 @@ func (b *background) take(res simclient.Result) {
 		b.stamped, b.until = res.Sim, simclient.DescribedUntil(res.Sim.Body)
 	}
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	if res.Seq > b.latestSeq {
+	newer := res.Seq > b.latestSeq
+	changed := newer && res.Sim != b.latest
+	if newer {
 		b.latest, b.latestSeq, b.at, b.latestUntil = res.Sim, res.Seq, b.now(), b.until
+	}
+	b.mu.Unlock()
+	if changed && b.announce != nil {
+		b.announce(res.Sim)
 	}
 }
 
