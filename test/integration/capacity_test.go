@@ -3,6 +3,7 @@ package integration
 import (
 	"strings"
 	"testing"
+	"time"
 
 	st "k8s.io/kubernetes/pkg/scheduler/testing"
 
@@ -14,7 +15,11 @@ import (
 // alone, a pod declaring 200 Mbit/s goes to a, whose score outweighs its
 // full link; with the filter on, a is filtered out and the pod goes to b,
 // and a pod declaring more than either link has is unschedulable, the
-// scheduler's event naming the filter's reason.
+// scheduler's event naming the filter's reason, until a new measurement
+// gives b the room: then it is placed there at once. A new measurement is
+// no cluster event; without the plugin retrying the pods its filter
+// rejected, the pod would wait for the scheduler's periodic retry of
+// unschedulable pods, 5 minutes, longer than the test waits.
 func TestCapacityFilterIsOptIn(t *testing.T) {
 	const scenario = "nodes:\n  node-a: {score: 0.9, bandwidth_mbps: 100}\n  node-b: {score: 0.1, bandwidth_mbps: 1000}\n"
 	for _, tc := range []struct {
@@ -44,6 +49,12 @@ func TestCapacityFilterIsOptIn(t *testing.T) {
 			if msg := c.unschedulable(t, "needs-5g"); !strings.Contains(msg, "2 "+networkcapacity.ErrReasonLinkFull) {
 				t.Errorf("FailedScheduling says %q, want both nodes rejected for %q", msg, networkcapacity.ErrReasonLinkFull)
 			}
+			c.sim.setScenario(strings.Replace(scenario, "bandwidth_mbps: 1000}", "bandwidth_mbps: 10000}", 1))
+			served := time.Now()
+			if node := c.scheduled(t, "needs-5g"); node != "node-b" {
+				t.Errorf("once node-b measured 10 Gbit/s, the pod declaring 5 Gbit/s went to %s, want node-b", node)
+			}
+			t.Logf("the pod declaring 5 Gbit/s placed %.1fs after the simulator served the new measurement", time.Since(served).Seconds())
 		})
 	}
 }

@@ -61,6 +61,7 @@ func (pl *NetworkCapacity) PreFilter(ctx context.Context, state fwk.CycleState, 
 		return nil, fwk.NewStatus(fwk.Skip)
 	}
 	state.Write(filterKey, &filterCycle{links: links, declaredMbps: need, now: pl.now()})
+	pl.retry.started()
 	return nil, nil
 }
 

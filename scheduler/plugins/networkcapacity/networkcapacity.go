@@ -12,7 +12,8 @@
 //
 // Enabled at preFilter and filter as well (opt-in, Background mode), it
 // also rejects a node whose link has less free bandwidth than the pod
-// declares (filter.go).
+// declares (filter.go), and retries such a pod as soon as a new
+// measurement may have freed a link (retry.go).
 package networkcapacity
 
 import (
@@ -39,6 +40,9 @@ type NetworkCapacity struct {
 	args *apiconfig.NetworkCapacityArgs
 	// now is the clock pods assumed and not yet bound are placed at.
 	now func() time.Time
+	// retry retries the pods Filter rejected when a new measurement comes
+	// (retry.go); nil without informers.
+	retry *retrier
 }
 
 var (
@@ -51,13 +55,13 @@ var (
 
 // New initializes the plugin from its NetworkCapacityArgs. Invalid args
 // fail scheduler start-up with the field named.
-func New(ctx context.Context, obj runtime.Object, _ fwk.Handle) (fwk.Plugin, error) {
+func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
 	args, err := getArgs(obj)
 	if err != nil {
 		return nil, err
 	}
 	klog.FromContext(ctx).V(1).Info("Plugin configured", "plugin", Name, "defaultPodMbps", args.DefaultPodMbps)
-	return &NetworkCapacity{args: args, now: time.Now}, nil
+	return &NetworkCapacity{args: args, now: time.Now, retry: newRetrier(ctx, h)}, nil
 }
 
 // Name returns the name of the plugin.
@@ -143,9 +147,8 @@ func (pl *NetworkCapacity) NormalizeScore(_ context.Context, state fwk.CycleStat
 // a pod leaving a node, whose need stops being counted and whose traffic
 // stops, and a new node, which Filter lets through until it is measured.
 // Every such event may free a link, so neither needs a hint to tell. A new
-// measurement is no cluster event: a pod the filter rejected waits for it
-// until the scheduler retries its unschedulable pods
-// (podMaxInUnschedulablePodsDuration, 5 minutes by default).
+// measurement is no cluster event: the retrier (retry.go) retries the pods
+// the filter rejected when one comes.
 func (pl *NetworkCapacity) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHint, error) {
 	return []fwk.ClusterEventWithHint{
 		{Event: fwk.ClusterEvent{Resource: fwk.AssignedPod, ActionType: fwk.Delete}},

@@ -1,0 +1,131 @@
+package networkcapacity
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/klog/v2"
+	fwk "k8s.io/kube-scheduler/framework"
+
+	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
+	"kns3.dev/kns3/scheduler/plugins/customscore/simclient"
+)
+
+// retrier retries the pods Filter rejected as soon as a new measurement may
+// have freed a link. A new measurement is no cluster event: without it such
+// a pod would wait for an event EventsToRegister names, or for the
+// scheduler's periodic retry of unschedulable pods (5 minutes by default),
+// however soon the traffic on the link stopped. It hears each new
+// simulation the profile's CustomScorePlugin takes
+// (placement.OnNewSimulation) and asks the scheduling queue to retry the
+// pods it names (retryable). It keeps no pod: it reads them from the
+// scheduler's informer, and what Filter said from their condition.
+type retrier struct {
+	ctx       context.Context
+	handle    fwk.Handle
+	activator fwk.PodActivator
+	pods      corelisters.PodLister
+	// newest is the newest simulation heard; wake says one was.
+	newest atomic.Pointer[simclient.Simulation]
+	wake   chan struct{}
+	start  sync.Once
+}
+
+// newRetrier returns the retrier of h's profile, nil when h has no
+// informers (a test's handle).
+func newRetrier(ctx context.Context, h fwk.Handle) *retrier {
+	if h == nil || h.SharedInformerFactory() == nil {
+		return nil
+	}
+	return &retrier{ctx: ctx, handle: h, activator: h, pods: h.SharedInformerFactory().Core().V1().Pods().Lister(),
+		wake: make(chan struct{}, 1)}
+}
+
+// started starts the retrier, once, when Filter first has a link to judge:
+// a profile that only ranks never lists pods for it.
+func (r *retrier) started() {
+	if r == nil {
+		return
+	}
+	r.start.Do(func() {
+		stop := placement.OnNewSimulation(r.handle, r.heard)
+		go func() {
+			defer stop()
+			r.run()
+		}()
+	})
+}
+
+// heard keeps sim and wakes run; it never blocks the refresh loop.
+func (r *retrier) heard(sim *simclient.Simulation) {
+	r.newest.Store(sim)
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (r *retrier) run() {
+	logger := klog.FromContext(r.ctx).WithValues("plugin", Name)
+	for {
+		select {
+		case <-r.ctx.Done():
+			return
+		case <-r.wake:
+		}
+		pods, err := r.pods.List(labels.Everything())
+		if err != nil {
+			continue
+		}
+		if retry := retryable(pods, r.newest.Load().Links()); len(retry) > 0 {
+			logger.V(2).Info("Retrying the pods the filter rejected: a new measurement may have freed a link", "pods", len(retry))
+			r.activator.Activate(logger, retry)
+		}
+	}
+}
+
+// retryable returns the pods worth retrying once links are measured: pods
+// not placed whose last attempt Filter failed for lack of bandwidth (their
+// PodScheduled condition names ErrReasonLinkFull), and whose declared need
+// one of the links could now hold, before the pods placed since the
+// measurement are counted (Filter counts them when it runs again). A link
+// known only as a lower bound passes Filter, so any pod may fit there. The
+// pods are keyed as the scheduler keys the pods it activates:
+// namespace/name.
+func retryable(pods []*v1.Pod, links map[string]simclient.Link) map[string]*v1.Pod {
+	most, lowerBound := 0.0, false
+	for _, l := range links {
+		lowerBound = lowerBound || l.BandwidthAtLeast
+		most = max(most, l.FreeMbps())
+	}
+	var retry map[string]*v1.Pod
+	for _, p := range pods {
+		if p.Spec.NodeName != "" || p.DeletionTimestamp != nil || !rejectedForBandwidth(p) {
+			continue
+		}
+		if need, ok := declaredMbps(p); !ok || (!lowerBound && need > most) {
+			continue
+		}
+		if retry == nil {
+			retry = map[string]*v1.Pod{}
+		}
+		retry[p.Namespace+"/"+p.Name] = p
+	}
+	return retry
+}
+
+// rejectedForBandwidth reports whether pod's last scheduling attempt
+// failed, among other reasons or alone, for Filter's.
+func rejectedForBandwidth(pod *v1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == v1.PodScheduled {
+			return c.Status == v1.ConditionFalse && c.Reason == v1.PodReasonUnschedulable && strings.Contains(c.Message, ErrReasonLinkFull)
+		}
+	}
+	return false
+}
