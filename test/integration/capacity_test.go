@@ -7,6 +7,7 @@ import (
 
 	st "k8s.io/kubernetes/pkg/scheduler/testing"
 
+	"kns3.dev/kns3/scheduler/apis/status"
 	"kns3.dev/kns3/scheduler/plugins/networkcapacity"
 )
 
@@ -24,16 +25,25 @@ func TestCapacityFilterIsOptIn(t *testing.T) {
 	const scenario = "nodes:\n  node-a: {score: 0.9, bandwidth_mbps: 100}\n  node-b: {score: 0.1, bandwidth_mbps: 1000}\n"
 	for _, tc := range []struct {
 		name   string
+		config string
 		filter bool
 		want   string
 	}{
-		{"ranked only", false, "node-a"},
-		{"filtered", true, "node-b"},
+		{"ranked only", controlPlaneConfig, false, "node-a"},
+		{"filtered, Background", controlPlaneConfig, true, "node-b"},
+		// PerCycle asks in PreScore, after Filter: the filter judges by the
+		// previous answer. With no cycle to ask, the answer that lets the
+		// rejected pod in comes from the status's keeper, which asks every
+		// 5 s while the status is published, as the installs publish it.
+		{"filtered, PerCycle", configPath, true, "node-b"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := newCluster(t, scenario, schedulerOptions{config: controlPlaneConfig, withCapacity: true, withCapacityFilter: tc.filter},
+			if tc.config == configPath {
+				t.Setenv(status.NamespaceEnv, "kns-3-system")
+			}
+			c := newCluster(t, scenario, schedulerOptions{config: tc.config, withCapacity: true, withCapacityFilter: tc.filter},
 				nodeSpec{name: "node-a"}, nodeSpec{name: "node-b"})
-			// One pod first, so that Background mode has its simulation.
+			// One pod first, so that the filter has a simulation to read.
 			c.createPod(t, st.MakePod().Name("first"))
 			if node := c.scheduled(t, "first"); node != "node-a" {
 				t.Fatalf("first pod went to %s, want node-a, ranked first", node)

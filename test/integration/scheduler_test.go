@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/spf13/pflag"
@@ -193,6 +194,17 @@ func addCapacity(t testing.TB, profile map[string]any, filter bool) {
 	if filter {
 		points["preFilter"] = map[string]any{"name": networkcapacity.Name}
 		points["filter"] = map[string]any{"name": networkcapacity.Name}
+		// The filter reads the simulation CustomScorePlugin's PreFilter
+		// holds: a profile without it there (the specification's) gets it.
+		set, _ := ps["preFilter"].(map[string]any)
+		if set == nil {
+			set = map[string]any{}
+			ps["preFilter"] = set
+		}
+		enabled, _ := set["enabled"].([]any)
+		if !slices.ContainsFunc(enabled, func(e any) bool { m, _ := e.(map[string]any); return m["name"] == customscore.Name }) {
+			set["enabled"] = append(enabled, map[string]any{"name": customscore.Name})
+		}
 	}
 	for point, entry := range points {
 		set, _ := ps[point].(map[string]any)

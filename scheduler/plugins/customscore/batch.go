@@ -140,8 +140,17 @@ func (pl *CustomScore) SignPod(_ context.Context, pod *v1.Pod) ([]fwk.SignFragme
 // a cycle of its own; leaves the simulation it holds for the profile's
 // Filter plugins that read the network (NetworkCapacity's); and leaves the
 // ranking a batch may reuse, for the placement event: a cycle that scores
-// replaces it. It never rejects a pod.
+// replaces it. In PerCycle mode it leaves only the last answer, when young
+// enough, for those Filter plugins. It never rejects a pod.
 func (pl *CustomScore) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
+	if pc, ok := pl.source.(*perCycle); ok {
+		// PerCycle asks in PreScore, after Filter: a filter reading the
+		// network judges by the last answer, if young enough. No batching.
+		if sim := pc.lastAnswer(pl.batch.now()); sim != nil {
+			placement.WriteHeld(state, sim)
+		}
+		return nil, nil
+	}
 	if pl.args.RefreshMode != apiconfig.RefreshBackground || pod.Spec.SchedulingGroup != nil {
 		return nil, nil
 	}

@@ -183,7 +183,8 @@ func TestPreFilterLeavesTheReusableRanking(t *testing.T) {
 
 // In Background mode PreFilter holds the newest simulation for the
 // profile's Filter plugins (NetworkCapacity's), which run before PreScore;
-// in PerCycle mode it holds none, since the simulator is asked in PreScore.
+// in PerCycle mode, which asks the simulator in PreScore, the last answer
+// while it is young enough.
 func TestPreFilterHoldsTheSimulation(t *testing.T) {
 	var body atomic.Value
 	var status atomic.Int32
@@ -209,7 +210,22 @@ func TestPreFilterHoldsTheSimulation(t *testing.T) {
 		c := held(background)
 		return c != nil && c.Scores["n1"] == 900
 	})
-	if c := held(newTestPlugin(t, srv.URL, "")); c != nil {
-		t.Errorf("PreFilter in PerCycle mode holds a simulation (%v): the specification asks for one in PreScore", c.Scores)
+
+	// PerCycle: nothing before any answer; then the last answer, whoever
+	// asked, while it is younger than maxSimulationAge; PreScore still asks
+	// anew.
+	pc := newTestPlugin(t, srv.URL, "maxSimulationAge: 10s")
+	if c := held(pc); c != nil {
+		t.Errorf("PreFilter in PerCycle mode holds a simulation (%v) before the simulator answered once", c.Scores)
+	}
+	if raw, _ := scoreCycle(t, pc, nodes); raw["n1"] != 900 {
+		t.Fatalf("the PerCycle cycle scored n1 %d, want 900", raw["n1"])
+	}
+	if c := held(pc); c == nil || c.Scores["n1"] != 900 {
+		t.Errorf("PreFilter in PerCycle mode holds %v after a cycle's answer, want n1 at 900", c)
+	}
+	pc.source.(*perCycle).maxAge = time.Nanosecond
+	if c := held(pc); c != nil {
+		t.Errorf("PreFilter in PerCycle mode holds an answer older than maxSimulationAge (%v)", c.Scores)
 	}
 }

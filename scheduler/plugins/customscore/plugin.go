@@ -95,7 +95,12 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 	logger := klog.FromContext(ctx).WithValues("plugin", Name, "profile", profile)
 	pl := &CustomScore{args: args, metrics: m, absolute: args.Normalization == apiconfig.NormalizationAbsolute, handle: h}
 	pl.batch.now = time.Now
-	pl.client = newClient(args, m)
+	var announce func(*simclient.Simulation)
+	if h != nil {
+		// What a filter of the profile judged may change with any new answer.
+		announce = func(sim *simclient.Simulation) { placement.AnnounceSimulation(h, sim) }
+	}
+	pl.client = newClient(args, m, announce)
 	pl.shownURL = pl.client.ShownURL()
 	namespace := os.Getenv(status.NamespaceEnv)
 	publishing := namespace != "" && h != nil && h.ClientSet() != nil
@@ -106,9 +111,6 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 	m.breakerState(breaker.Closed)
 	pl.source = newSource(args, pl.client, m, logger, idle)
 	pl.breaker, _ = pl.source.(breakerReporter)
-	if bg, ok := pl.source.(*background); ok && h != nil {
-		bg.announce = func(sim *simclient.Simulation) { placement.AnnounceSimulation(h, sim) }
-	}
 	pl.watchCluster(h, profile)
 	ctx, pl.stop = context.WithCancel(klog.NewContext(ctx, logger))
 	pl.wg.Go(func() { pl.source.run(ctx) })

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -28,13 +29,14 @@ type source interface {
 	run(ctx context.Context)
 }
 
-// newClient returns the client of {args.SimulatorURL}/simulate.
-func newClient(args *apiconfig.CustomScorePluginArgs, m *profileMetrics) *simclient.Client {
+// newClient returns the client of {args.SimulatorURL}/simulate, whose new
+// answers, asked by a cycle or by a loop, onNewAnswer hears when set.
+func newClient(args *apiconfig.CustomScorePluginArgs, m *profileMetrics, onNewAnswer func(*simclient.Simulation)) *simclient.Client {
 	base, _ := url.Parse(args.SimulatorURL) // validated
 	simulate := base.JoinPath("simulate")
 	return simclient.New(simclient.Options{
 		URL: simulate.String(), ShownURL: simulate.Redacted(), Timeout: args.Timeout.Duration,
-		RetryDelay: args.RetryDelay.Duration, MaxBodyBytes: args.MaxBodyBytes,
+		RetryDelay: args.RetryDelay.Duration, MaxBodyBytes: args.MaxBodyBytes, OnNewAnswer: onNewAnswer,
 	}, m)
 }
 
@@ -73,6 +75,7 @@ func newSource(args *apiconfig.CustomScorePluginArgs, client *simclient.Client, 
 		cb:            cb,
 		prober:        simclient.NewPoller(client, args.Timeout.Duration, 0, args.BreakerCooldown.Duration),
 		idle:          idle,
+		maxAge:        args.MaxSimulationAge.Duration,
 	}
 }
 
@@ -95,6 +98,41 @@ type perCycle struct {
 	// idle, when not 0, is how long the simulator may go unasked: the
 	// published status should say how it is now.
 	idle time.Duration
+	// maxAge bounds the age of the answer lastAnswer gives.
+	maxAge time.Duration
+	// stamped is the last answer lastAnswer read the end of (DescribedUntil
+	// parses the body: once per answer, not per cycle).
+	stamped atomic.Pointer[stampedAnswer]
+}
+
+type stampedAnswer struct {
+	sim   *simclient.Simulation
+	until time.Time
+}
+
+// lastAnswer is the newest answer the simulator gave, whoever asked (a
+// cycle, the keeper, the prober), when it is at most maxAge old: since it
+// arrived, and since the end of what it describes, as Background mode ages
+// its simulation. PreScore asks anew in every cycle; a Filter plugin that
+// reads the network runs before it, and judges by this.
+func (s *perCycle) lastAnswer(now time.Time) *simclient.Simulation {
+	seen := s.client.Observed()
+	if seen.Newest == nil {
+		return nil
+	}
+	st := s.stamped.Load()
+	if st == nil || st.sim != seen.Newest {
+		st = &stampedAnswer{sim: seen.Newest, until: simclient.DescribedUntil(seen.Newest.Body)}
+		s.stamped.Store(st)
+	}
+	age := now.Sub(seen.LastSuccess)
+	if !st.until.IsZero() {
+		age = max(age, now.Sub(st.until))
+	}
+	if age > s.maxAge {
+		return nil
+	}
+	return seen.Newest
 }
 
 func (s *perCycle) simulation(ctx context.Context, pod *v1.Pod) (*simclient.Simulation, string) {
@@ -216,9 +254,6 @@ type background struct {
 	maxAge  time.Duration
 	now     func() time.Time
 	metrics *profileMetrics
-	// announce, when set, hears each new answer as it becomes the newest
-	// (placement.OnNewSimulation).
-	announce func(*simclient.Simulation)
 
 	// stamped is the last answer taken and until what it describes
 	// (simclient.DescribedUntil), read once per answer; the loop's alone.
@@ -272,14 +307,9 @@ func (b *background) take(res simclient.Result) {
 		b.stamped, b.until = res.Sim, simclient.DescribedUntil(res.Sim.Body)
 	}
 	b.mu.Lock()
-	newer := res.Seq > b.latestSeq
-	changed := newer && res.Sim != b.latest
-	if newer {
+	defer b.mu.Unlock()
+	if res.Seq > b.latestSeq {
 		b.latest, b.latestSeq, b.at, b.latestUntil = res.Sim, res.Seq, b.now(), b.until
-	}
-	b.mu.Unlock()
-	if changed && b.announce != nil {
-		b.announce(res.Sim)
 	}
 }
 

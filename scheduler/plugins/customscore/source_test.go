@@ -3,7 +3,6 @@ package customscore
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
@@ -108,24 +107,5 @@ func TestCycleFromSource(t *testing.T) {
 				t.Errorf("placement on n1 %+v, want ranked first", p)
 			}
 		})
-	}
-}
-
-// Background mode announces each answer that becomes its newest, once: not
-// a 304's repeat of it, nor a late answer to an older request.
-func TestBackgroundAnnouncesNewAnswers(t *testing.T) {
-	var heard []*simclient.Simulation
-	b := &background{now: time.Now, announce: func(s *simclient.Simulation) { heard = append(heard, s) }}
-	first, second := &simclient.Simulation{}, &simclient.Simulation{}
-	for _, res := range []simclient.Result{
-		{Seq: 1, Sim: first},
-		{Seq: 2, Sim: first}, // 304: the same answer again
-		{Seq: 4, Sim: second},
-		{Seq: 3, Sim: first}, // a late answer to an older request
-	} {
-		b.take(res)
-	}
-	if len(heard) != 2 || heard[0] != first || heard[1] != second {
-		t.Errorf("announced %d answer(s), want the first and the second once each", len(heard))
 	}
 }

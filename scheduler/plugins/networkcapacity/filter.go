@@ -35,17 +35,20 @@ type filterCycle struct {
 func (f *filterCycle) Clone() fwk.StateData { return f }
 
 // The filter is opt-in: the profile enables the plugin at preFilter and
-// filter (after CustomScorePlugin at preFilter, whose simulation it reads).
+// filter (after CustomScorePlugin at preFilter, whose simulation it reads),
+// in either refresh mode.
 var (
 	_ fwk.PreFilterPlugin = &NetworkCapacity{}
 	_ fwk.FilterPlugin    = &NetworkCapacity{}
 )
 
 // PreFilter readies Filter for a pod that declares its bandwidth, from the
-// simulation CustomScorePlugin's PreFilter holds (Background mode). It
-// skips, so that Filter lets every node through, for a pod that declares
-// nothing (an estimate is no requirement) and when no simulation is held:
-// PerCycle mode asks the simulator only in PreScore, after Filter.
+// simulation CustomScorePlugin's PreFilter holds: the newest in Background
+// mode, the last answer in PerCycle mode (which asks anew only in
+// PreScore, after Filter), either only while younger than
+// maxSimulationAge. It skips, so that Filter lets every node through, for
+// a pod that declares nothing (an estimate is no requirement) and when no
+// simulation is held.
 func (pl *NetworkCapacity) PreFilter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
 	need, ok := declaredMbps(pod)
 	if !ok {

@@ -10,7 +10,7 @@
 // preScore. Without that simulation, or when it gives no feasible node a
 // bandwidth, it skips, leaving the choice to the other plugins.
 //
-// Enabled at preFilter and filter as well (opt-in, Background mode), it
+// Enabled at preFilter and filter as well (opt-in), it
 // also rejects a node whose link has less free bandwidth than the pod
 // declares (filter.go), and retries such a pod as soon as a new
 // measurement may have freed a link (retry.go).

@@ -12,8 +12,9 @@ import (
 // of it would wait for the scheduler's periodic retry of unschedulable
 // pods (podMaxInUnschedulablePodsDuration, 5 minutes by default), however
 // soon the network changed. So CustomScorePlugin announces each new
-// simulation it takes off the cycle (Background mode) to the plugins of
-// its profile that listen. The plugins of one profile share its framework
+// answer its client gets, whoever asked (a cycle, the refresh loop, the
+// status's keeper, the breaker's prober), to the plugins of its profile
+// that listen. The plugins of one profile share its framework
 // handle, which keys them: two schedulers, or two profiles, in one process
 // never hear each other.
 var listeners = struct {
@@ -23,9 +24,9 @@ var listeners = struct {
 
 type listener struct{ heard func(*simclient.Simulation) }
 
-// OnNewSimulation calls heard with every new simulation h's profile takes
-// off the cycle, until stop is called. heard runs on the refresh loop's
-// goroutine: it must not block.
+// OnNewSimulation calls heard with every new simulation h's profile gets,
+// until stop is called. heard runs on the goroutine that asked: it must
+// not block.
 func OnNewSimulation(h fwk.Handle, heard func(*simclient.Simulation)) (stop func()) {
 	l := &listener{heard: heard}
 	listeners.Lock()

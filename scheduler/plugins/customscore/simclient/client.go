@@ -30,6 +30,7 @@ type Client struct {
 	http         *http.Client
 	rec          Recorder
 	now          func() time.Time
+	onNewAnswer  func(*Simulation)
 
 	mu       sync.Mutex
 	lastETag string
@@ -68,6 +69,10 @@ type Options struct {
 	RetryDelay time.Duration
 	// MaxBodyBytes bounds a body.
 	MaxBodyBytes int64
+	// OnNewAnswer, when set, hears each good answer that is not the one
+	// before it (a 304 reuses that one), whichever caller asked. It runs on
+	// the caller's goroutine and must not block.
+	OnNewAnswer func(*Simulation)
 }
 
 // Recorder counts attempts by result (the Result* labels): the plugin's
@@ -81,6 +86,7 @@ func New(o Options, rec Recorder) *Client {
 	return &Client{
 		rec:          rec,
 		now:          time.Now,
+		onNewAnswer:  o.OnNewAnswer,
 		url:          o.URL,
 		shownURL:     o.ShownURL,
 		retryDelay:   o.RetryDelay,
@@ -222,12 +228,17 @@ func (c *Client) observe(sim *Simulation, err error) {
 	}
 	now := c.now()
 	c.seen.mu.Lock()
-	defer c.seen.mu.Unlock()
 	if err != nil {
 		c.seen.lastFailure, c.seen.lastErr = now, err.Error()
+		c.seen.mu.Unlock()
 		return
 	}
+	isNew := sim != c.seen.newest
 	c.seen.lastSuccess, c.seen.newest = now, sim
+	c.seen.mu.Unlock()
+	if isNew && c.onNewAnswer != nil {
+		c.onNewAnswer(sim)
+	}
 }
 
 // Observed returns what the client saw last.

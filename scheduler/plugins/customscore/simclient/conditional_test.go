@@ -129,3 +129,27 @@ func TestNotModifiedToUnconditionalRequest(t *testing.T) {
 		t.Errorf("fetch = %q, %v; want an http_error", out.Result, err)
 	}
 }
+
+// OnNewAnswer hears each new answer once: not a 304's reuse of the last.
+func TestOnNewAnswer(t *testing.T) {
+	srv := &etagServer{body: simtest.GoodBody, etag: `"v1"`, honor: true}
+	ts, _ := simtest.CountingServer(t, func(_ int32, w http.ResponseWriter, r *http.Request) { srv.ServeHTTP(w, r) })
+	var heard []*Simulation
+	c := testClient(ts.URL, func(o *testOptions) { o.OnNewAnswer = func(s *Simulation) { heard = append(heard, s) } })
+	ctx := context.Background()
+	first, _, err := c.Fetch(ctx, 1, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.Fetch(ctx, 1, time.Second); err != nil { // 304
+		t.Fatal(err)
+	}
+	srv.set(`{"results":{"n1":{"score":0.2},"n2":{"score":0.7}}}`, `"v2"`)
+	second, _, err := c.Fetch(ctx, 1, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(heard) != 2 || heard[0] != first || heard[1] != second {
+		t.Errorf("heard %d answer(s), want the first and the new one once each", len(heard))
+	}
+}
