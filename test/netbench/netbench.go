@@ -65,6 +65,10 @@ type Result struct {
 	Bytes   int64   `json:"bytes"`
 	Objects int     `json:"objects"`
 	Seconds float64 `json:"seconds"`
+	// Start and End bound the run, so that a placement's throughput can
+	// be taken over the span its clients ran in together.
+	Start time.Time `json:"start,omitzero"`
+	End   time.Time `json:"end,omitzero"`
 	// PingMs are the small calls' latencies; PingFailed how many failed
 	// or timed out (counted at PingTimeout in the percentiles).
 	PingMs     []float64 `json:"ping_ms"`
@@ -120,7 +124,8 @@ func (c Client) Run(ctx context.Context, node string) Result {
 		}
 	}
 	wg.Wait()
-	res.Seconds = time.Since(start).Seconds()
+	res.Start, res.End = start, time.Now()
+	res.Seconds = res.End.Sub(start).Seconds()
 	return res
 }
 

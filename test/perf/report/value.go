@@ -134,7 +134,8 @@ func valueMarkdown(r value.Report, machine, command string, plotted bool) string
 	for _, n := range names(r.Links) {
 		p("| `%s` | %s |\n", n, r.Links[n])
 	}
-	p("\nA ratio compares a placement with the default scheduler's placement of the same trial; " +
+	p("\nA placement's throughput is all its clients' bytes over the span from the first client's start to the last one's end. " +
+		"A ratio compares a placement with the default scheduler's placement of the same trial; " +
 		"the median is over the trials, the worst is the trial with the highest p99 ratio or the lowest throughput ratio.\n")
 	for _, l := range r.Levels {
 		p("\n### %s (%d clients, %g Mbit/s asked)\n\n", levelTitle(l.Name), l.Clients, l.DemandMbps)

@@ -1,7 +1,9 @@
 package value
 
 import (
+	"math"
 	"testing"
+	"time"
 
 	"kns3.dev/kns3/test/netbench"
 )
@@ -28,6 +30,16 @@ func TestSummarise(t *testing.T) {
 	p.Summarise()
 	if p.P50Ms != 1 || p.P99Ms != 2 {
 		t.Errorf("without failures: p50 %g p99 %g, want 1 and 2", p.P50Ms, p.P99Ms)
+	}
+
+	// The same two, saying when they ran: 2 s each, the second starting a
+	// second after the first, so 4 MB in the 3 s they span together.
+	t0 := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	p.Results[0].Start, p.Results[0].End = t0, t0.Add(2*time.Second)
+	p.Results[1].Start, p.Results[1].End = t0.Add(time.Second), t0.Add(3*time.Second)
+	p.Summarise()
+	if want := 4e6 * 8 / 3 / 1e6; math.Abs(p.Mbps-want) > 1e-9 {
+		t.Errorf("clients a second apart: Mbps %g, want %g, over the span they ran in", p.Mbps, want)
 	}
 }
 
