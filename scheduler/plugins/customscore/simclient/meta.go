@@ -132,15 +132,6 @@ func finite(v any) *float64 {
 // decodeWireMeta decodes what it can of body; a field it cannot read stays
 // empty.
 func decodeWireMeta(body []byte) wireMeta {
-	var w wireMeta
-	err := json.Unmarshal(body, &w)
-	var syntaxErr *json.SyntaxError
-	if errors.As(err, &syntaxErr) {
-		// Python's bare NaN and Infinity tokens: quote them and try again.
-		if fixed, changed := quoteNonFiniteTokens(body); changed {
-			w = wireMeta{}
-			_ = json.Unmarshal(fixed, &w)
-		}
-	}
+	w, _ := unmarshalLenient[wireMeta](body)
 	return w
 }

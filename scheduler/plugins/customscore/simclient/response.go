@@ -153,17 +153,7 @@ func Decode(body []byte) (*Simulation, error) {
 // decodeWithEncodingJSON handles every shape and oddity the contract
 // allows; fastDecode defers to it for anything but the common shape.
 func decodeWithEncodingJSON(body []byte) (*Simulation, error) {
-	var resp wireResponse
-	err := json.Unmarshal(body, &resp)
-	var syntaxErr *json.SyntaxError
-	if errors.As(err, &syntaxErr) {
-		// Python's json module writes bare NaN and Infinity tokens; quote them
-		// and try once more. Only a body that failed to parse pays for this.
-		if fixed, changed := quoteNonFiniteTokens(body); changed {
-			resp = wireResponse{}
-			err = json.Unmarshal(fixed, &resp)
-		}
-	}
+	resp, err := unmarshalLenient[wireResponse](body)
 	if err != nil {
 		return nil, fmt.Errorf("decoding simulation response: %w", err)
 	}
@@ -230,4 +220,20 @@ func quoteNonFiniteTokens(b []byte) ([]byte, bool) {
 		}
 	}
 	return out.Bytes(), changed
+}
+
+// unmarshalLenient decodes body into a new T. Python's json module writes
+// bare NaN and Infinity tokens: a body that fails to parse is read once
+// more with them quoted, so only such a body pays for it.
+func unmarshalLenient[T any](body []byte) (T, error) {
+	var v T
+	err := json.Unmarshal(body, &v)
+	var syntaxErr *json.SyntaxError
+	if errors.As(err, &syntaxErr) {
+		if fixed, changed := quoteNonFiniteTokens(body); changed {
+			v = *new(T)
+			err = json.Unmarshal(fixed, &v)
+		}
+	}
+	return v, err
 }
