@@ -78,14 +78,20 @@ func (r *retrier) run() {
 			return
 		case <-r.wake:
 		}
-		pods, err := r.pods.List(labels.Everything())
-		if err != nil {
-			continue
-		}
-		if retry := retryable(pods, r.newest.Load().Links()); len(retry) > 0 {
-			logger.V(2).Info("Retrying the pods the filter rejected: a new measurement may have freed a link", "pods", len(retry))
-			r.activator.Activate(logger, retry)
-		}
+		r.retryNewest(logger)
+	}
+}
+
+// retryNewest asks the scheduling queue to retry the pods the newest
+// simulation heard may let in.
+func (r *retrier) retryNewest(logger klog.Logger) {
+	pods, err := r.pods.List(labels.Everything())
+	if err != nil {
+		return
+	}
+	if retry := retryable(pods, r.newest.Load().Links()); len(retry) > 0 {
+		logger.V(2).Info("Retrying the pods the filter rejected: a new measurement may have freed a link", "pods", len(retry))
+		r.activator.Activate(logger, retry)
 	}
 }
 

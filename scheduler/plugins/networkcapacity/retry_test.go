@@ -88,21 +88,38 @@ func TestRetrierRetriesOnANewSimulation(t *testing.T) {
 	defer cancel()
 	activated := make(activations, 10)
 	r := &retrier{ctx: ctx, activator: activated, pods: corelisters.NewPodLister(indexer), wake: make(chan struct{}, 1)}
-	go r.run()
+	logger := klog.FromContext(ctx)
 
-	r.heard(&simclient.Simulation{Body: answer(map[string][2]float64{"a": {50, 20}})})
-	r.heard(&simclient.Simulation{Body: answer(map[string][2]float64{"a": {100, 20}})})
+	// Heard, each simulation wakes the loop; two before it runs wake it once.
+	full := &simclient.Simulation{Body: answer(map[string][2]float64{"a": {50, 20}})}
+	freed := &simclient.Simulation{Body: answer(map[string][2]float64{"a": {100, 20}})}
+	r.heard(full)
+	r.heard(full)
+	if len(r.wake) != 1 {
+		t.Fatalf("%d wake-ups pending after two simulations heard, want 1", len(r.wake))
+	}
+	<-r.wake
+	r.retryNewest(logger)
+	if len(activated) != 0 {
+		t.Errorf("a simulation with 30 Mbit/s free retried %v", <-activated)
+	}
+	r.heard(freed)
+	r.retryNewest(logger)
+	if len(activated) != 1 {
+		t.Fatalf("a simulation with 80 Mbit/s free retried %d time(s), want once", len(activated))
+	}
+	if got := <-activated; !slices.Equal(got, []string{"ns/waits"}) {
+		t.Errorf("retried %v, want ns/waits", got)
+	}
+
+	// The loop does the same on each wake-up.
+	go r.run()
 	select {
 	case got := <-activated:
 		if !slices.Equal(got, []string{"ns/waits"}) {
-			t.Errorf("retried %v, want ns/waits", got)
+			t.Errorf("the loop retried %v, want ns/waits", got)
 		}
 	case <-time.After(10 * time.Second):
-		t.Fatal("a simulation with 80 Mbit/s free retried nothing")
-	}
-	select {
-	case got := <-activated:
-		t.Errorf("retried %v more", got)
-	case <-time.After(100 * time.Millisecond):
+		t.Fatal("the loop retried nothing once woken with a simulation with 80 Mbit/s free")
 	}
 }
