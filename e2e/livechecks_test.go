@@ -38,8 +38,9 @@ const (
 )
 
 // twoWindows is "within two windows" of a change: two windows, and the
-// probes' timeout before them.
-const twoWindows = 2*liveWindow + probeTimeout
+// time before them an echo takes to count as lost (twice the probes'
+// timeout: an answer may come late).
+const twoWindows = 2*liveWindow + 2*probeTimeout
 
 // serveMeasurementsAlone serves a scenario without pins: the measurements
 // alone.

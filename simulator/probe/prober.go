@@ -33,7 +33,8 @@ type Prober struct {
 	targets map[netip.AddrPort]*target
 	// order is the targets sorted by address: the echoes' round.
 	order []*target
-	// pending are the echoes sent and not yet answered, by key.
+	// pending are the echoes sent and not yet answered, by key, until
+	// lossAfter says they are lost.
 	pending map[uint64]pendingEcho
 	// inflight is the train being measured: only its target's reports on
 	// it reach reports.
@@ -51,6 +52,9 @@ type Prober struct {
 
 	snapMu sync.RWMutex
 	snap   Snapshot
+	// lateLogged is how many late echoes were logged, and when.
+	lateLogged   int64
+	lateLoggedAt time.Time
 
 	stats counters
 }
@@ -58,8 +62,12 @@ type Prober struct {
 type pendingEcho struct {
 	t    *target
 	sent time.Time
-	// toSilent says the agent was silent when the echo went.
+	// toSilent says the agent was silent when the echo went, or went
+	// silent before it was answered.
 	toSilent bool
+	// overdue says the echo is older than the timeout: counted towards
+	// the agent's silence, and still taken if its answer comes late.
+	overdue bool
 }
 
 // target is one agent.
@@ -102,8 +110,10 @@ type echo struct {
 // counters are what probing has cost so far.
 type counters struct {
 	echoesSent, echoesAnswered, trains atomic.Int64
-	bytesSent, bytesReceived           atomic.Int64
-	refused                            atomic.Int64
+	// echoesLate are the echoes answered after the timeout.
+	echoesLate               atomic.Int64
+	bytesSent, bytesReceived atomic.Int64
+	refused                  atomic.Int64
 }
 
 // NewProber returns a prober with cfg's defaults filled in, sending from
@@ -366,5 +376,8 @@ func (p *Prober) answered(key uint64, at time.Time, from netip.AddrPort, stamps 
 	t.lastAnswer, t.lostRun, t.silent = at, 0, false
 	t.addLink(stamps.Link, stamps.Sent, at, p.cfg.Window)
 	p.stats.echoesAnswered.Add(1)
+	if pe.overdue {
+		p.stats.echoesLate.Add(1)
+	}
 	return true
 }

@@ -197,6 +197,64 @@ func TestProberAgentGoesSilent(t *testing.T) {
 	}
 }
 
+// stallingConn holds off its reader for stall once every period, as an
+// agent's process held off the CPU on a busy node is: what arrives
+// meanwhile waits in the socket.
+type stallingConn struct {
+	net.PacketConn
+	stall, period time.Duration
+	last          time.Time
+}
+
+func (c *stallingConn) ReadFrom(b []byte) (int, net.Addr, error) {
+	if time.Since(c.last) > c.period {
+		time.Sleep(c.stall)
+		c.last = time.Now()
+	}
+	return c.PacketConn.ReadFrom(b)
+}
+
+// TestLateAnswerIsNotLoss checks that echoes an agent answers after the
+// timeout, because it was held off the CPU, are counted late and not
+// lost: a busy node's link is not a lossy one.
+func TestLateAnswerIsNotLoss(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	const timeout = 200 * time.Millisecond
+	addr := startAgent(t, ctx, "busy", func(c net.PacketConn) net.PacketConn {
+		return &stallingConn{PacketConn: c, stall: timeout * 3 / 2, period: 4 * timeout, last: time.Now()}
+	}, nil)
+	p, err := NewProber(Config{Agents: StaticAgents([]string{addr}), Window: 2 * time.Second, Timeout: timeout, EchoesPerNodePerSecond: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go p.Run(ctx)
+	var m Metrics
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 10*time.Second, false, func(context.Context) (bool, error) {
+		m = p.Snapshot().Nodes["busy"]
+		return m.PacketLoss != nil && m.Echoes >= 150, nil
+	}); err != nil {
+		t.Fatalf("busy not measured over a window: %+v", m)
+	}
+	// Several windows, each with stalls in it.
+	worst := 0.0
+	for end := time.Now().Add(3 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		if m = p.Snapshot().Nodes["busy"]; m.PacketLoss != nil {
+			worst = max(worst, m.PacketLoss.Value)
+		}
+	}
+	late := p.Cost().EchoesLate
+	if late == 0 {
+		t.Fatal("no echo was answered after the timeout: the agent's stalls did not delay any")
+	}
+	if worst > 0 {
+		t.Errorf("%d echoes answered late; the busy agent's link was served with loss up to %.3f, want 0", late, worst)
+	}
+	if m.LatencyMs == nil || m.LatencyMs.Value >= float64(timeout/time.Millisecond) {
+		t.Errorf("latency %+v: the median echo was not delayed, so the median round trip should be below the timeout", m.LatencyMs)
+	}
+}
+
 func TestConfigValidate(t *testing.T) {
 	base := func() Config {
 		c := Config{Agents: StaticAgents(nil)}

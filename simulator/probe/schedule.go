@@ -52,7 +52,7 @@ func TrainCycle(cfg Config, n int) time.Duration {
 const silentEchoes = 16
 
 // echoes sends echoes round-robin over the named agents at EchoRate, and
-// counts those unanswered after the timeout as lost.
+// counts those unanswered after lossAfter as lost.
 func (p *Prober) echoes(ctx context.Context) {
 	tick := time.NewTicker(echoTick)
 	defer tick.Stop()
@@ -112,36 +112,65 @@ func (p *Prober) echoKey() uint64 {
 	}
 }
 
-// expire counts echoes pending past the timeout as lost, unless their
-// agent has gone silent. Called with p.mu held.
+// lossAfter is how long an echo stays unanswered before it counts as
+// lost: the timeout, and as long again for a late answer. An answer the
+// agent sent late (its process or the prober's held off the CPU on a busy
+// node) is a delay, not a loss; the agent's stamps take the delay out of
+// its round trip, and a delay the network added shows as a round trip at
+// the timeout.
+func lossAfter(cfg Config) time.Duration { return 2 * cfg.Timeout }
+
+// expire counts echoes pending past the timeout towards their agent's
+// silence, and those pending past lossAfter as lost, unless their agent
+// has gone silent. Called with p.mu held.
 func (p *Prober) expire(now time.Time) {
 	for key, pe := range p.pending {
-		if now.Sub(pe.sent) <= p.cfg.Timeout {
+		age := now.Sub(pe.sent)
+		if age > p.cfg.Timeout && !pe.overdue {
+			pe.overdue = true
+			p.pending[key] = pe
+			p.overdueEcho(now, pe.t)
+			// Its agent may have gone silent with it.
+			pe = p.pending[key]
+		}
+		if age <= lossAfter(p.cfg) {
 			continue
 		}
 		delete(p.pending, key)
-		t := pe.t
-		t.lostRun++
-		if !t.silent && t.lostRun >= silentEchoes && now.Sub(t.lastAnswer) >= p.cfg.Timeout {
-			t.silent = true
-			// The run so far was the agent's absence too.
-			kept := t.echoes[:0]
-			for _, e := range t.echoes {
-				if !e.lost || e.sent.Before(t.lastAnswer) {
-					kept = append(kept, e)
-				}
-			}
-			t.echoes = kept
-			select {
-			case p.rediscover <- struct{}{}:
-			default:
-			}
-		}
 		// An echo sent to a silent agent is lost to its absence, even if
 		// the agent is back by now.
-		if !t.silent && !pe.toSilent {
+		if t := pe.t; !t.silent && !pe.toSilent {
 			t.echoes = append(t.echoes, echo{sent: pe.sent, lost: true})
 		}
+	}
+}
+
+// overdueEcho counts one more of t's echoes unanswered after the timeout,
+// and says t is silent once the run is long enough. Called with p.mu held.
+func (p *Prober) overdueEcho(now time.Time, t *target) {
+	t.lostRun++
+	if t.silent || t.lostRun < silentEchoes || now.Sub(t.lastAnswer) < p.cfg.Timeout {
+		return
+	}
+	t.silent = true
+	// The run so far was the agent's absence too: the echoes already
+	// counted lost, and those still pending.
+	kept := t.echoes[:0]
+	for _, e := range t.echoes {
+		if !e.lost || e.sent.Before(t.lastAnswer) {
+			kept = append(kept, e)
+		}
+	}
+	t.echoes = kept
+	for key, pe := range p.pending {
+		if pe.t == t && !pe.toSilent {
+			pe.toSilent = true
+			p.pending[key] = pe
+		}
+	}
+	select {
+	case p.rediscover <- struct{}{}:
+	default:
 	}
 }
 

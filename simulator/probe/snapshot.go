@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"k8s.io/klog/v2"
 )
 
 // Estimate is one measured metric of a node: its value, a 95 % interval,
@@ -29,7 +31,9 @@ type Metrics struct {
 	// LatencyMs is the median round trip of the window's answered echoes,
 	// less the time each waited in the agent, in milliseconds.
 	LatencyMs *Estimate
-	// PacketLoss is the share of the window's echoes left unanswered.
+	// PacketLoss is the share of the window's echoes left unanswered for
+	// twice the timeout; the window it covers ends that long before the
+	// summary, so that every echo in it is decided.
 	PacketLoss *Estimate
 	// BandwidthMbps is the highest rate of the node's trains of the last
 	// half window, or its last train's, in Mbit/s; nil when it has no
@@ -41,7 +45,7 @@ type Metrics struct {
 	// last reading is older than the bandwidth's max age. It is served
 	// beside the score, and takes no part in it.
 	LinkUseMbps *Estimate
-	// Echoes is how many echoes the window's loss and latency come from.
+	// Echoes is how many echoes the window's loss comes from.
 	Echoes int
 }
 
@@ -76,7 +80,11 @@ func (p *Prober) Snapshot() Snapshot {
 // trains.
 func (p *Prober) summarise() {
 	now := p.now()
-	from := now.Add(-p.cfg.Window - p.cfg.Timeout)
+	// Loss is judged on the window's echoes sent before decided: each of
+	// those was answered or counted lost by now. Taking the later ones
+	// too would count their answers and not yet their losses.
+	decided := now.Add(-lossAfter(p.cfg))
+	from := decided.Add(-p.cfg.Window)
 	snap := Snapshot{At: now, Window: p.cfg.Window, Nodes: map[string]Metrics{}}
 	newest := map[string]time.Time{} // the last answer behind the node's entry
 	var rtts []float64
@@ -100,18 +108,25 @@ func (p *Prober) summarise() {
 		}
 		t.echoes = append(t.echoes[:0], t.echoes[i:]...)
 		rtts = rtts[:0]
-		lost := 0
-		var last time.Time
+		judged, lost := 0, 0
+		var last, lastJudged time.Time
 		for _, e := range t.echoes {
-			if e.lost {
-				lost++
+			if e.sent.Before(from) {
 				continue
 			}
-			rtts = append(rtts, float64(e.rtt)/float64(time.Millisecond))
-			last = e.sent
+			if !e.sent.After(decided) {
+				judged++
+				lastJudged = latest(lastJudged, e.sent)
+				if e.lost {
+					lost++
+				}
+			}
+			if !e.lost {
+				rtts = append(rtts, float64(e.rtt)/float64(time.Millisecond))
+				last = latest(last, e.sent)
+			}
 		}
-		n := lost + len(rtts)
-		if n == 0 {
+		if judged+len(rtts) == 0 {
 			continue
 		}
 		// Two agents answering for one node (a pod being replaced): the
@@ -120,10 +135,11 @@ func (p *Prober) summarise() {
 			continue
 		}
 		newest[t.node] = last
-		m := Metrics{Echoes: n}
-		at := t.echoes[len(t.echoes)-1].sent
-		lo, hi := wilson(lost, n, z95)
-		m.PacketLoss = &Estimate{Value: float64(lost) / float64(n), Low: lo, High: hi, Samples: n, At: at}
+		m := Metrics{Echoes: judged}
+		if judged > 0 {
+			lo, hi := wilson(lost, judged, z95)
+			m.PacketLoss = &Estimate{Value: float64(lost) / float64(judged), Low: lo, High: hi, Samples: judged, At: lastJudged}
+		}
 		if len(rtts) > 0 {
 			slices.Sort(rtts)
 			med, lo, hi := medianInterval(rtts, z95)
@@ -143,10 +159,22 @@ func (p *Prober) summarise() {
 		snap.Nodes[t.node] = m
 	}
 	p.mu.Unlock()
+	p.logLate(now)
 	p.snapMu.Lock()
 	snap.Seq = p.snap.Seq + 1
 	p.snap = snap
 	p.snapMu.Unlock()
+}
+
+// logLate says, at most once a window, how many echoes came back after
+// the timeout: a busy node's agent or this prober is slow to answer.
+func (p *Prober) logLate(now time.Time) {
+	late := p.stats.echoesLate.Load()
+	if late == p.lateLogged || now.Sub(p.lateLoggedAt) < p.cfg.Window {
+		return
+	}
+	klog.Background().Info("Echoes were answered after the timeout; counted late, not lost", "late", late-p.lateLogged, "timeout", p.cfg.Timeout, "lostAfter", lossAfter(p.cfg))
+	p.lateLogged, p.lateLoggedAt = late, now
 }
 
 // What one sample can resolve, at least: an interval is never narrower
@@ -213,7 +241,10 @@ func ptr[T any](v T) *T { return &v }
 // Cost is what probing has sent and received so far, on the wire.
 type Cost struct {
 	EchoesSent, EchoesAnswered, Trains int64
-	BytesSent, BytesReceived           int64
+	// EchoesLate counts the echoes answered after the timeout: late, not
+	// lost.
+	EchoesLate               int64
+	BytesSent, BytesReceived int64
 	// Refused counts datagrams the prober received and threw away: not an
 	// answer to anything it asked.
 	Refused int64
@@ -223,7 +254,7 @@ type Cost struct {
 func (p *Prober) Cost() Cost {
 	return Cost{
 		EchoesSent: p.stats.echoesSent.Load(), EchoesAnswered: p.stats.echoesAnswered.Load(),
-		Trains:    p.stats.trains.Load(),
+		EchoesLate: p.stats.echoesLate.Load(), Trains: p.stats.trains.Load(),
 		BytesSent: p.stats.bytesSent.Load(), BytesReceived: p.stats.bytesReceived.Load(),
 		Refused: p.stats.refused.Load(),
 	}
@@ -250,4 +281,12 @@ func DNSAgents(name string, port int) func(context.Context) ([]string, error) {
 // StaticAgents finds the same agents every time.
 func StaticAgents(addrs []string) func(context.Context) ([]string, error) {
 	return func(context.Context) ([]string, error) { return addrs, nil }
+}
+
+// latest returns the later of a and b.
+func latest(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
