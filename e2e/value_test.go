@@ -357,11 +357,16 @@ func (c *cluster) runClients(ctx context.Context, name, scheduler, server string
 		c.t.Fatal(err)
 	}
 	label := strings.NewReplacer(" ", "-", ",", "").Replace(strings.ToLower(name))
+	// The clients wait for each other at the server, so that the load
+	// level is the one they put on the links together: pods of one burst
+	// start seconds apart on a small host.
+	barrier := fmt.Sprintf("%s-%d", label, time.Now().UnixNano())
 	var names []string
 	for i := range clients {
 		pod := netbenchPod(fmt.Sprintf("client-%s-%d", label, i), scheduler, []string{"client", "--server=" + server,
 			"--duration=" + valueDuration.String(), fmt.Sprintf("--object-bytes=%d", clientObjectBytes),
-			fmt.Sprintf("--objects-per-second=%d", clientObjectsPerSecond)})
+			fmt.Sprintf("--objects-per-second=%d", clientObjectsPerSecond),
+			"--barrier=" + barrier, fmt.Sprintf("--barrier-size=%d", clients)})
 		pod.Labels["placement"] = label
 		pod.Annotations = map[string]string{"kubernetes.io/ingress-bandwidth": fmt.Sprintf("%gM", clientMbps)}
 		pod.Spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{

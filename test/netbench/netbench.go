@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"sync"
 	"time"
@@ -18,10 +19,30 @@ import (
 // MaxObjectBytes bounds what one /object request may ask for.
 const MaxObjectBytes = 16 << 20
 
-// Handler serves GET /object?bytes=N (N bytes) and GET /ping (a few bytes).
+// MaxBarrierSize bounds how many clients one barrier waits for.
+const MaxBarrierSize = 1000
+
+// Handler serves GET /object?bytes=N (N bytes), GET /ping (a few bytes),
+// and GET /barrier?name=B&size=N, which answers once N requests for B
+// have come, so that the clients of one run start together however far
+// apart their pods started.
 func Handler() http.Handler {
 	zeros := make([]byte, 64<<10)
 	mux := http.NewServeMux()
+	barriers := newBarriers()
+	mux.HandleFunc("GET /barrier", func(w http.ResponseWriter, r *http.Request) {
+		name := r.URL.Query().Get("name")
+		size, err := strconv.Atoi(r.URL.Query().Get("size"))
+		if name == "" || err != nil || size < 1 || size > MaxBarrierSize {
+			http.Error(w, fmt.Sprintf("want name and size, 1 to %d", MaxBarrierSize), http.StatusBadRequest)
+			return
+		}
+		select {
+		case <-barriers.arrive(name, size):
+			_, _ = w.Write([]byte("go"))
+		case <-r.Context().Done():
+		}
+	})
 	mux.HandleFunc("GET /object", func(w http.ResponseWriter, r *http.Request) {
 		n, err := strconv.Atoi(r.URL.Query().Get("bytes"))
 		if err != nil || n < 0 || n > MaxObjectBytes {
@@ -43,6 +64,37 @@ func Handler() http.Handler {
 	return mux
 }
 
+// barriers are the named barriers: each releases its waiters once size
+// of them have arrived, and every later arrival at once.
+type barriers struct {
+	mu     sync.Mutex
+	byName map[string]*barrier
+}
+
+type barrier struct {
+	arrived int
+	open    chan struct{}
+}
+
+func newBarriers() *barriers { return &barriers{byName: map[string]*barrier{}} }
+
+// arrive counts one arrival at name and returns what closes once size
+// have arrived.
+func (b *barriers) arrive(name string, size int) <-chan struct{} {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	br := b.byName[name]
+	if br == nil {
+		br = &barrier{open: make(chan struct{})}
+		b.byName[name] = br
+	}
+	br.arrived++
+	if br.arrived == size {
+		close(br.open)
+	}
+	return br.open
+}
+
 // Client is one client's workload.
 type Client struct {
 	// Server is the server's base URL.
@@ -56,6 +108,23 @@ type Client struct {
 	// its own; PingTimeout counts a call as failed.
 	PingInterval, PingTimeout time.Duration
 	Duration                  time.Duration
+	// Barrier, when set, is the server's barrier the client waits at
+	// before it starts, with BarrierSize clients.
+	Barrier     string
+	BarrierSize int
+}
+
+// Await waits at c's barrier, if it has one, until the server says all
+// its clients are there.
+func (c Client) Await(ctx context.Context) error {
+	if c.Barrier == "" {
+		return nil
+	}
+	q := url.Values{"name": {c.Barrier}, "size": {strconv.Itoa(c.BarrierSize)}}
+	if err := get(ctx, http.DefaultClient, c.Server+"/barrier?"+q.Encode()); err != nil {
+		return fmt.Errorf("waiting for %d clients at barrier %q: %w", c.BarrierSize, c.Barrier, err)
+	}
+	return nil
 }
 
 // Result is what a client measured.
@@ -107,10 +176,10 @@ func (c Client) Run(ctx context.Context, node string) Result {
 		}
 	}()
 	objects := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
-	url := fmt.Sprintf("%s/object?bytes=%d", c.Server, c.ObjectBytes)
+	object := fmt.Sprintf("%s/object?bytes=%d", c.Server, c.ObjectBytes)
 	every := time.Duration(float64(time.Second) / c.ObjectsPerSecond)
 	for next := start; ctx.Err() == nil; {
-		if err := get(ctx, objects, url); err == nil {
+		if err := get(ctx, objects, object); err == nil {
 			res.Bytes += int64(c.ObjectBytes)
 			res.Objects++
 		}

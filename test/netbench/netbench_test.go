@@ -37,3 +37,51 @@ func TestObjectBounds(t *testing.T) {
 		}
 	}
 }
+
+// TestBarrier checks that the clients at a barrier start only once all of
+// them are there, together, and that a bad barrier is refused.
+func TestBarrier(t *testing.T) {
+	srv := httptest.NewServer(Handler())
+	defer srv.Close()
+	const size = 3
+	released := make(chan error, size)
+	for range size - 1 {
+		go func() {
+			released <- Client{Server: srv.URL, Barrier: "run-1", BarrierSize: size}.Await(context.Background())
+		}()
+	}
+	select {
+	case err := <-released:
+		t.Fatalf("a client passed the barrier with %d of %d there: %v", size-1, size, err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	// Another barrier's clients count for nothing.
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	if err := (Client{Server: srv.URL, Barrier: "run-2", BarrierSize: size}).Await(ctx); err == nil {
+		t.Error("a client passed barrier run-2 alone")
+	}
+	cancel()
+	if err := (Client{Server: srv.URL, Barrier: "run-1", BarrierSize: size}).Await(context.Background()); err != nil {
+		t.Fatalf("the last client: %v", err)
+	}
+	for range size - 1 {
+		select {
+		case err := <-released:
+			if err != nil {
+				t.Errorf("a waiting client: %v", err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("the waiting clients were not released when the last came")
+		}
+	}
+	for q, want := range map[string]int{"name=a&size=0": 400, "size=2": 400, "name=a&size=1001": 400, "name=a&size=1": 200} {
+		resp, err := http.Get(srv.URL + "/barrier?" + q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("/barrier?%s: %d, want %d", q, resp.StatusCode, want)
+		}
+	}
+}

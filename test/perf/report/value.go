@@ -134,7 +134,8 @@ func valueMarkdown(r value.Report, machine, command string, plotted bool) string
 	for _, n := range names(r.Links) {
 		p("| `%s` | %s |\n", n, r.Links[n])
 	}
-	p("\nA placement's throughput is all its clients' bytes over the span from the first client's start to the last one's end. " +
+	p("\nThe clients of one placement wait for each other at the server and start together. " +
+		"A placement's throughput is all its clients' bytes over the span from the first client's start to the last one's end. " +
 		"A ratio compares a placement with the default scheduler's placement of the same trial; " +
 		"the median is over the trials, the worst is the trial with the highest p99 ratio or the lowest throughput ratio.\n")
 	for _, l := range r.Levels {

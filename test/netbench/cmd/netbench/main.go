@@ -58,6 +58,9 @@ func run(args []string) error {
 		fs.DurationVar(&c.PingInterval, "ping-interval", 100*time.Millisecond, "how often a small call is made")
 		fs.DurationVar(&c.PingTimeout, "ping-timeout", 5*time.Second, "a small call taking longer fails")
 		fs.DurationVar(&c.Duration, "duration", 30*time.Second, "how long the client runs")
+		fs.StringVar(&c.Barrier, "barrier", "", "a barrier on the server to wait at before starting, with --barrier-size clients")
+		fs.IntVar(&c.BarrierSize, "barrier-size", 0, "how many clients wait at --barrier")
+		barrierTimeout := fs.Duration("barrier-timeout", 5*time.Minute, "how long to wait at --barrier")
 		node := fs.String("node", os.Getenv("NODE_NAME"), "the node the client runs on, reported")
 		_ = fs.Parse(args[1:])
 		switch {
@@ -67,6 +70,14 @@ func run(args []string) error {
 			return fmt.Errorf("client: --object-bytes=%d, want 0 to %d", c.ObjectBytes, netbench.MaxObjectBytes)
 		case c.ObjectsPerSecond <= 0 || c.PingInterval <= 0 || c.PingTimeout <= 0 || c.Duration <= 0:
 			return errors.New("client: --objects-per-second, --ping-interval, --ping-timeout and --duration must be positive")
+		case c.Barrier != "" && (c.BarrierSize < 1 || c.BarrierSize > netbench.MaxBarrierSize):
+			return fmt.Errorf("client: --barrier-size=%d, want 1 to %d with --barrier", c.BarrierSize, netbench.MaxBarrierSize)
+		}
+		waitCtx, cancel := context.WithTimeout(ctx, *barrierTimeout)
+		err := c.Await(waitCtx)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("client: %w", err)
 		}
 		return c.Run(ctx, *node).Print(os.Stdout)
 	case "burn":
