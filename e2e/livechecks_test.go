@@ -70,7 +70,9 @@ func (c *cluster) gap(r api.SimulationResponse) float64 {
 // default pods are created in pairs, held to those two workers, each
 // preferring to spread evenly with its own scheduler's pods: KNS-3's
 // share of each worker must be within 20 points of the default
-// scheduler's. With the network score tied, upstream's plugins and the
+// scheduler's. Every two windows the plain worker's probe agent is
+// stopped for just past the probes' timeout, as a busy node's can be.
+// With the network score tied, upstream's plugins and the
 // pod's own preference decide; a network score that ranked noise would
 // outweigh them (weight 10 against PodTopologySpread's 2).
 func (c *cluster) healthyWorkersTie(ctx context.Context) {
@@ -85,6 +87,20 @@ func (c *cluster) healthyWorkersTie(ctx context.Context) {
 	go func() {
 		defer wg.Done()
 		placed, pairsErr = c.createPairs(ctx)
+	}()
+
+	// Meanwhile the plain worker's agent is held off the CPU now and then,
+	// past the probes' timeout: late answers are not loss.
+	stallCtx, stopStalls := context.WithCancel(ctx)
+	defer stopStalls()
+	type stallResult struct {
+		n   int
+		err error
+	}
+	stalled := make(chan stallResult, 1)
+	go func() {
+		n, err := stallAgents(stallCtx, c.plain, 2*liveWindow)
+		stalled <- stallResult{n, err}
 	}()
 
 	start := time.Now()
@@ -112,9 +128,17 @@ func (c *cluster) healthyWorkersTie(ctx context.Context) {
 		}
 		time.Sleep(time.Second)
 	}
+	stopStalls()
+	st := <-stalled
+	if st.err != nil {
+		c.t.Error(st.err)
+	}
+	if st.n == 0 {
+		c.t.Errorf("%s's probe agent was never stalled", c.plain)
+	}
 	span := stamps[len(stamps)-1].Sub(stamps[0])
-	c.t.Logf("healthy: %d answers over %s (%.0f windows): the workers' scores at most %.4f apart; widest: %s",
-		answers, span, span.Seconds()/liveWindow.Seconds(), worst, describeResults(worstAnswer.Results))
+	c.t.Logf("healthy: %d answers over %s (%.0f windows), %s's agent stalled %d times for %s: the workers' scores at most %.4f apart; widest: %s",
+		answers, span, span.Seconds()/liveWindow.Seconds(), c.plain, st.n, agentStall, worst, describeResults(worstAnswer.Results))
 	if worst > tiedWithin {
 		c.t.Errorf("identical healthy workers scored %.4f apart in one answer, want within %g: %s", worst, tiedWithin, describeResults(worstAnswer.Results))
 	}
