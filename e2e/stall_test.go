@@ -20,8 +20,10 @@ const agentStall = probeTimeout + 50*time.Millisecond
 // ctx ends, and returns how many times it did. An agent that answers late
 // is slow, not behind a lossy link: its node must score as it did.
 func stallAgents(ctx context.Context, node string, interval time.Duration) (int, error) {
-	find := `for p in /proc/[0-9]*; do case "$(tr '\0' ' ' < $p/cmdline 2>/dev/null)" in */kns-3-simulator\ --agent*) echo ${p#/proc/};; esac; done`
-	out, err := exec.CommandContext(ctx, "docker", "exec", node, "sh", "-c", find).CombinedOutput()
+	// Processes come and go while the list is read: what vanished is not
+	// the agent.
+	find := `for p in /proc/[0-9]*; do case "$(tr '\0' ' ' 2>/dev/null <$p/cmdline)" in */kns-3-simulator\ --agent*) echo ${p#/proc/};; esac; done 2>/dev/null`
+	out, err := exec.CommandContext(ctx, "docker", "exec", node, "sh", "-c", find).Output()
 	pids := strings.Fields(string(out))
 	if err != nil || len(pids) != 1 {
 		return 0, fmt.Errorf("finding the probe agent on %s: %v: want one process, found %q", node, err, out)
