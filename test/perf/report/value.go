@@ -134,6 +134,8 @@ func valueMarkdown(r value.Report, machine, command string, plotted bool) string
 	for _, n := range names(r.Links) {
 		p("| `%s` | %s |\n", n, r.Links[n])
 	}
+	p("\nThe slower link is a quarter of the best, so that an even spread, the default scheduler's, overloads it while " +
+		"the best link still has room, and packing every client onto the best link overloads that one at the top level.\n")
 	p("\nThe clients of one placement wait for each other at the server and start together. " +
 		"A placement's throughput is all its clients' bytes over the span from the first client's start to the last one's end. " +
 		"A ratio compares a placement with the default scheduler's placement of the same trial; " +
