@@ -4,22 +4,85 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/alicebob/miniredis/v2"
 )
 
-func TestClientAgainstServer(t *testing.T) {
+// services are the workload's two servers, each new for one test: the
+// netbench server and an in-process Redis.
+func services(t *testing.T) map[string]func() Service {
+	t.Helper()
 	srv := httptest.NewServer(Handler())
-	defer srv.Close()
-	c := Client{Server: srv.URL, ObjectBytes: 100 << 10, ObjectsPerSecond: 20,
-		PingInterval: 20 * time.Millisecond, PingTimeout: time.Second, Duration: time.Second}
-	r := c.Run(context.Background(), "n1")
-	// 20 objects a second for a second, paced: about 20, never many more.
-	if r.Objects < 10 || r.Objects > 22 || r.Bytes != int64(r.Objects)*100<<10 {
-		t.Errorf("%d objects, %d bytes; want about 20 of 100 KiB", r.Objects, r.Bytes)
+	t.Cleanup(srv.Close)
+	mr := miniredis.RunT(t)
+	return map[string]func() Service{
+		"http":  func() Service { return NewHTTP(srv.URL) },
+		"redis": func() Service { return NewRedis(mr.Addr()) },
 	}
-	if len(r.PingMs) < 20 || r.PingFailed != 0 || r.Node != "n1" {
-		t.Errorf("%d pings, %d failed, node %q; want about 50, none, n1", len(r.PingMs), r.PingFailed, r.Node)
+}
+
+func TestClientAgainstServer(t *testing.T) {
+	for name, newService := range services(t) {
+		t.Run(name, func(t *testing.T) {
+			svc := newService()
+			defer svc.Close()
+			c := Client{Service: svc, ObjectBytes: 100 << 10, ObjectsPerSecond: 20,
+				PingInterval: 20 * time.Millisecond, PingTimeout: time.Second, Duration: time.Second}
+			if err := c.Ready(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			r := c.Run(context.Background(), "n1")
+			// 20 objects a second for a second, paced: about 20, never many more.
+			if r.Objects < 10 || r.Objects > 22 || r.Bytes != int64(r.Objects)*100<<10 {
+				t.Errorf("%d objects, %d bytes; want about 20 of 100 KiB", r.Objects, r.Bytes)
+			}
+			if len(r.PingMs) < 20 || r.PingFailed != 0 || r.Node != "n1" {
+				t.Errorf("%d pings, %d failed, node %q; want about 50, none, n1", len(r.PingMs), r.PingFailed, r.Node)
+			}
+		})
+	}
+}
+
+// TestRedisObjectMissing checks that a fetch of an object nobody stored
+// fails, so a client that skipped Prepare measures no throughput.
+func TestRedisObjectMissing(t *testing.T) {
+	mr := miniredis.RunT(t)
+	svc := NewRedis(mr.Addr())
+	defer svc.Close()
+	if err := svc.Fetch(context.Background(), 10); err == nil || !strings.Contains(err.Error(), "not prepared") {
+		t.Errorf("fetching an object never stored: %v, want not prepared", err)
+	}
+	if err := svc.Prepare(context.Background(), 10); err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.Fetch(context.Background(), 10); err != nil {
+		t.Errorf("fetching a stored object: %v", err)
+	}
+	// Someone else's value under the key is not the object.
+	mr.Set(objectKey(20), "short")
+	if err := svc.Fetch(context.Background(), 20); err == nil {
+		t.Error("a 5-byte value passed for a 20-byte object")
+	}
+}
+
+// TestPingTimeout checks that a small call a server does not answer in
+// time counts as failed, not as a long latency.
+func TestPingTimeout(t *testing.T) {
+	stuck := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/ping" {
+			<-r.Context().Done()
+		}
+	}))
+	defer stuck.Close()
+	c := Client{Service: NewHTTP(stuck.URL), ObjectBytes: 10, ObjectsPerSecond: 10,
+		PingInterval: 50 * time.Millisecond, PingTimeout: 100 * time.Millisecond, Duration: 700 * time.Millisecond}
+	defer c.Service.Close()
+	r := c.Run(context.Background(), "n1")
+	if r.PingFailed < 2 || len(r.PingMs) != 0 || r.PingLimit != 100 {
+		t.Errorf("%d failed, %d answered, limit %g ms; want several failed at 100 ms, none answered", r.PingFailed, len(r.PingMs), r.PingLimit)
 	}
 }
 
@@ -38,42 +101,53 @@ func TestObjectBounds(t *testing.T) {
 	}
 }
 
-// TestBarrier checks that the clients at a barrier start only once all of
-// them are there, together, and that a bad barrier is refused.
+// TestBarrier checks, on both servers, that the clients at a barrier start
+// only once all of them are there, together, and that another barrier's
+// clients count for nothing.
 func TestBarrier(t *testing.T) {
+	for name, newService := range services(t) {
+		t.Run(name, func(t *testing.T) {
+			const size = 3
+			await := func(ctx context.Context, barrier string) error {
+				svc := newService()
+				defer svc.Close()
+				return Client{Service: svc, Barrier: barrier, BarrierSize: size}.Ready(ctx)
+			}
+			released := make(chan error, size)
+			for range size - 1 {
+				go func() { released <- await(context.Background(), "run-1") }()
+			}
+			select {
+			case err := <-released:
+				t.Fatalf("a client passed the barrier with %d of %d there: %v", size-1, size, err)
+			case <-time.After(200 * time.Millisecond):
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+			if err := await(ctx, "run-2"); err == nil {
+				t.Error("a client passed barrier run-2 alone")
+			}
+			cancel()
+			if err := await(context.Background(), "run-1"); err != nil {
+				t.Fatalf("the last client: %v", err)
+			}
+			for range size - 1 {
+				select {
+				case err := <-released:
+					if err != nil {
+						t.Errorf("a waiting client: %v", err)
+					}
+				case <-time.After(5 * time.Second):
+					t.Fatal("the waiting clients were not released when the last came")
+				}
+			}
+		})
+	}
+}
+
+// TestBarrierBounds checks that the netbench server refuses a bad barrier.
+func TestBarrierBounds(t *testing.T) {
 	srv := httptest.NewServer(Handler())
 	defer srv.Close()
-	const size = 3
-	released := make(chan error, size)
-	for range size - 1 {
-		go func() {
-			released <- Client{Server: srv.URL, Barrier: "run-1", BarrierSize: size}.Await(context.Background())
-		}()
-	}
-	select {
-	case err := <-released:
-		t.Fatalf("a client passed the barrier with %d of %d there: %v", size-1, size, err)
-	case <-time.After(200 * time.Millisecond):
-	}
-	// Another barrier's clients count for nothing.
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-	if err := (Client{Server: srv.URL, Barrier: "run-2", BarrierSize: size}).Await(ctx); err == nil {
-		t.Error("a client passed barrier run-2 alone")
-	}
-	cancel()
-	if err := (Client{Server: srv.URL, Barrier: "run-1", BarrierSize: size}).Await(context.Background()); err != nil {
-		t.Fatalf("the last client: %v", err)
-	}
-	for range size - 1 {
-		select {
-		case err := <-released:
-			if err != nil {
-				t.Errorf("a waiting client: %v", err)
-			}
-		case <-time.After(5 * time.Second):
-			t.Fatal("the waiting clients were not released when the last came")
-		}
-	}
 	for q, want := range map[string]int{"name=a&size=0": 400, "size=2": 400, "name=a&size=1001": 400, "name=a&size=1": 200} {
 		resp, err := http.Get(srv.URL + "/barrier?" + q)
 		if err != nil {

@@ -1,6 +1,7 @@
 // Command netbench is the kind suite's and the value benchmark's workload:
 // `netbench server` serves objects and small calls, `netbench client`
-// measures them and prints one line of JSON, `netbench burn` uses every
+// measures them, from that server or from Redis, and prints one line of
+// JSON, `netbench burn` uses every
 // CPU it gets, and `netbench forge` sends a probe agent one echo request
 // with a forged source address.
 package main
@@ -52,7 +53,8 @@ func run(args []string) error {
 		return nil
 	case "client":
 		var c netbench.Client
-		fs.StringVar(&c.Server, "server", "", "the server's base URL")
+		server := fs.String("server", "", "the netbench server's base URL")
+		redisAddr := fs.String("redis", "", "a Redis server's host:port, instead of --server")
 		fs.IntVar(&c.ObjectBytes, "object-bytes", 256<<10, "size of each object fetched")
 		fs.Float64Var(&c.ObjectsPerSecond, "objects-per-second", 4, "objects fetched per second, one at a time")
 		fs.DurationVar(&c.PingInterval, "ping-interval", 100*time.Millisecond, "how often a small call is made")
@@ -64,8 +66,8 @@ func run(args []string) error {
 		node := fs.String("node", os.Getenv("NODE_NAME"), "the node the client runs on, reported")
 		_ = fs.Parse(args[1:])
 		switch {
-		case c.Server == "":
-			return errors.New("client: --server is required")
+		case (*server == "") == (*redisAddr == ""):
+			return errors.New("client: one of --server and --redis is required")
 		case c.ObjectBytes < 0 || c.ObjectBytes > netbench.MaxObjectBytes:
 			return fmt.Errorf("client: --object-bytes=%d, want 0 to %d", c.ObjectBytes, netbench.MaxObjectBytes)
 		case c.ObjectsPerSecond <= 0 || c.PingInterval <= 0 || c.PingTimeout <= 0 || c.Duration <= 0:
@@ -73,8 +75,14 @@ func run(args []string) error {
 		case c.Barrier != "" && (c.BarrierSize < 1 || c.BarrierSize > netbench.MaxBarrierSize):
 			return fmt.Errorf("client: --barrier-size=%d, want 1 to %d with --barrier", c.BarrierSize, netbench.MaxBarrierSize)
 		}
+		if *server != "" {
+			c.Service = netbench.NewHTTP(*server)
+		} else {
+			c.Service = netbench.NewRedis(*redisAddr)
+		}
+		defer c.Service.Close()
 		waitCtx, cancel := context.WithTimeout(ctx, *barrierTimeout)
-		err := c.Await(waitCtx)
+		err := c.Ready(waitCtx)
 		cancel()
 		if err != nil {
 			return fmt.Errorf("client: %w", err)
