@@ -15,6 +15,11 @@ import (
 // cniImage is the pod network's image, referenced by the CNI manifest.
 const cniImage = "kns-3-node-cni:" + recipeVersion
 
+// RedisImage is Debian's Redis server on the node's own userland, preloaded
+// for the value benchmark's second workload: no registry is reachable, so a
+// real application's image is made from the packages the node is made of.
+const RedisImage = "kns-3-redis:" + recipeVersion
+
 // componentImages builds every image kubeadm lists for the release, plus the
 // CNI daemon's, into one tarball for containerd to import. It returns the
 // tarball, and the sandbox (pause) image's name for containerd's config.
@@ -71,6 +76,16 @@ func (b *builder) componentImages(work, bin, rootfsTar string) (string, string, 
 		return "", "", err
 	}
 	if err := add(cniImage, cni); err != nil {
+		return "", "", err
+	}
+	redis, err := reproducible.Image([]v1.Layer{base}, func(c *v1.Config) {
+		c.Entrypoint = []string{"/usr/bin/redis-server"}
+		c.Env = []string{systemPath}
+	})
+	if err != nil {
+		return "", "", err
+	}
+	if err := add(RedisImage, redis); err != nil {
 		return "", "", err
 	}
 	tarPath := filepath.Join(work, "images.tar")

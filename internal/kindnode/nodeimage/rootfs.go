@@ -12,12 +12,13 @@ import (
 
 // debianPackages are what the node runs on: systemd as init, containerd and
 // runc, the CNI plugins, the tools kubelet, kube-proxy and kubeadm call, and
-// curl, which deploy/control-plane/install.sh probes the new scheduler with.
+// curl, which deploy/control-plane/install.sh probes the new scheduler with;
+// and redis-server, which RedisImage runs (the node never starts it).
 var debianPackages = []string{
 	"systemd", "dbus", "containerd", "runc", "containernetworking-plugins",
 	"iptables", "nftables", "conntrack", "iproute2", "ethtool", "ebtables", "socat",
 	"util-linux", "mount", "kmod", "libseccomp2", "pigz", "bash", "ca-certificates",
-	"jq", "procps", "e2fsprogs", "curl",
+	"jq", "procps", "e2fsprogs", "curl", "redis-server",
 }
 
 // baseRootFS returns a tarball of the node's Debian root file system,
