@@ -90,7 +90,7 @@ func (c *cluster) streamMovesNewPods(ctx context.Context) {
 	c.serveMeasurementsAlone("live-stream")
 	c.shapeWorkersTo(ctx, capacityShape)
 	server := c.netbenchServer(ctx)
-	stream := netbenchPod("stream", "", []string{"client", "--server=" + server, "--duration=120s",
+	stream := netbenchPod("stream", "", []string{"client", server, "--duration=120s",
 		"--object-bytes=16777216", "--objects-per-second=100"})
 	stream.Spec.NodeName = c.plain
 	if _, err := c.client.CoreV1().Pods(c.ns).Create(ctx, stream, metav1.CreateOptions{}); err != nil {

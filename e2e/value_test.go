@@ -35,13 +35,12 @@ import (
 )
 
 var (
-	valueDuration = flag.Duration("kns3.value-duration", 5*time.Second, "how long each placement's clients run in the value benchmark (make bench: 15s)")
-	valueOut      = flag.String("kns3.value-out", "", "write the value benchmark's results here, as JSON (make bench)")
-	valueTrials   = flag.Int("kns3.value-trials", 1, "trials of every placement at each load level (make bench: 5)")
-	valueLevels   = flag.String("kns3.value-levels", "twice", "load levels, comma-separated, of below, equal and twice (make bench: all three)")
+	valueDuration  = flag.Duration("kns3.value-duration", 5*time.Second, "how long each placement's clients run in the value benchmark (make bench: 15s)")
+	valueOut       = flag.String("kns3.value-out", "", "write the value benchmark's results into this directory, one JSON file per workload (make bench)")
+	valueTrials    = flag.Int("kns3.value-trials", 1, "trials of every placement at each load level (make bench: 5)")
+	valueLevels    = flag.String("kns3.value-levels", "twice", "load levels, comma-separated, of below, equal and twice (make bench: all three)")
+	valueWorkloads = flag.String("kns3.value-workloads", value.WorkloadNetbench, "the clients' servers, comma-separated, of netbench (its own HTTP server) and redis, run one after the other (make bench: both)")
 )
-
-const netbenchPort = 8080
 
 // Each client fetches clientObjectBytes clientObjectsPerSecond times a
 // second, clientMbps, and declares it in kubernetes.io/ingress-bandwidth.
@@ -98,7 +97,7 @@ type valuePlacement struct {
 // at twice the best link's capacity, the slower link takes some.
 func (c *cluster) valueBenchmark(ctx context.Context) {
 	c.t.Helper()
-	levels := c.parseValueLevels()
+	levels, workloads := c.parseValueFlags()
 	c.deleteAll(ctx, "")
 	links := map[string]netshape.Shape{c.rigorous: slowLink, c.plain: bestLink}
 	for node, s := range links {
@@ -112,7 +111,6 @@ func (c *cluster) valueBenchmark(ctx context.Context) {
 		}
 	}
 	c.runUncountedProfile(ctx)
-	server := c.netbenchServer(ctx)
 	live := "source: value-live\nnodes: {}\n"
 	placements := []valuePlacement{
 		{value.PlacementDefault, "default-scheduler", ""},
@@ -130,10 +128,32 @@ func (c *cluster) valueBenchmark(ctx context.Context) {
 		return slow != nil && best != nil && *slow < 1.3*slowLink.RateMbit && *best > 1.3*slowLink.RateMbit
 	}, 2*liveWindow+10*time.Second)
 
-	report := value.Report{Version: kns3.Version, Date: time.Now().UTC(), DurationSeconds: valueDuration.Seconds(),
-		ClientMbps: clientMbps, BestLinkMbps: bestLink.RateMbit,
-		Links: map[string]string{c.rigorous: slowLink.String(), c.plain: bestLink.String()}}
 	scenario := live
+	for _, workload := range workloads {
+		report := c.valueWorkload(ctx, workload, levels, placements, &scenario)
+		if *valueOut == "" {
+			continue
+		}
+		data, err := json.MarshalIndent(report, "", "  ")
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(*valueOut, value.FileName(workload)), data, 0o644); err != nil {
+			c.t.Fatal(err)
+		}
+	}
+}
+
+// valueWorkload runs workload's clients at each level, trial after trial,
+// placed every way in rotating order; scenario is the scenario served
+// now, which a placement changes.
+func (c *cluster) valueWorkload(ctx context.Context, workload string, levels []valueLevel, placements []valuePlacement, scenario *string) value.Report {
+	c.t.Helper()
+	server := c.workloadServer(ctx, workload)
+	report := value.Report{Version: kns3.Version, Date: time.Now().UTC(), DurationSeconds: valueDuration.Seconds(),
+		Workload: workload, ClientMbps: clientMbps, BestLinkMbps: bestLink.RateMbit,
+		LinkMbps: map[string]float64{c.rigorous: slowLink.RateMbit, c.plain: bestLink.RateMbit},
+		Links:    map[string]string{c.rigorous: slowLink.String(), c.plain: bestLink.String()}}
 	for _, lv := range levels {
 		level := value.Level{Name: lv.name, Clients: lv.clients, DemandMbps: float64(lv.clients) * clientMbps}
 		for trial := range *valueTrials {
@@ -141,41 +161,33 @@ func (c *cluster) valueBenchmark(ctx context.Context) {
 			for k := range placements {
 				i := (trial + k) % len(placements)
 				pl := placements[i]
-				if pl.scenario != "" && pl.scenario != scenario {
+				if pl.scenario != "" && pl.scenario != *scenario {
 					source := strings.TrimPrefix(strings.SplitN(pl.scenario, "\n", 2)[0], "source: ")
 					c.setScenarioDoc(pl.scenario, servesSource("live+"+source))
-					scenario = pl.scenario
+					*scenario = pl.scenario
 				}
 				c.awaitQuietLinks()
 				p, pods := c.runClients(ctx, pl.name, pl.scheduler, server, lv.clients)
 				tr.Order = append(tr.Order, pl.name)
 				tr.Placements[i] = p
-				c.t.Logf("%s, trial %d: %-30s p50 %7.1f ms  p99 %7.1f ms  %5.1f Mbit/s  nodes %v",
-					lv.name, trial+1, p.Name, p.P50Ms, p.P99Ms, p.Mbps, p.Nodes)
+				c.t.Logf("%s, %s, trial %d: %-30s p50 %7.1f ms  p99 %7.1f ms  %5.1f Mbit/s  nodes %v",
+					workload, lv.name, trial+1, p.Name, p.P50Ms, p.P99Ms, p.Mbps, p.Nodes)
 				c.checkPlacement(lv, p, pods)
 			}
 			level.Trials = append(level.Trials, tr)
 		}
 		level.Summarise()
 		for _, s := range level.Summary {
-			c.t.Logf("%s (%d clients, %.0f Mbit/s asked): %-30s median p99 %.1f ms (%.2f× default, worst %.2f×), median %.1f Mbit/s (%.2f×, worst %.2f×)",
-				level.Name, level.Clients, level.DemandMbps, s.Name, s.MedianP99Ms, s.MedianP99Ratio, s.WorstP99Ratio, s.MedianMbps, s.MedianMbpsRatio, s.WorstMbpsRatio)
+			c.t.Logf("%s, %s (%d clients, %.0f Mbit/s asked): %-30s median p99 %.1f ms (%.2f× default, worst %.2f×), median %.1f Mbit/s (%.2f×, worst %.2f×)",
+				workload, level.Name, level.Clients, level.DemandMbps, s.Name, s.MedianP99Ms, s.MedianP99Ratio, s.WorstP99Ratio, s.MedianMbps, s.MedianMbpsRatio, s.WorstMbpsRatio)
 		}
 		report.Levels = append(report.Levels, level)
 	}
-	if *valueOut != "" {
-		data, err := json.MarshalIndent(report, "", "  ")
-		if err != nil {
-			c.t.Fatal(err)
-		}
-		if err := os.WriteFile(*valueOut, data, 0o644); err != nil {
-			c.t.Fatal(err)
-		}
-	}
+	return report
 }
 
-// parseValueLevels reads -kns3.value-levels.
-func (c *cluster) parseValueLevels() []valueLevel {
+// parseValueFlags reads -kns3.value-levels and -kns3.value-workloads.
+func (c *cluster) parseValueFlags() ([]valueLevel, []string) {
 	c.t.Helper()
 	var levels []valueLevel
 	for _, name := range strings.Split(*valueLevels, ",") {
@@ -185,10 +197,18 @@ func (c *cluster) parseValueLevels() []valueLevel {
 		}
 		levels = append(levels, lv)
 	}
+	var workloads []string
+	for _, w := range strings.Split(*valueWorkloads, ",") {
+		w = strings.TrimSpace(w)
+		if !slices.Contains(value.Workloads, w) {
+			c.t.Fatalf("-kns3.value-workloads: unknown workload %q, want %s", w, strings.Join(value.Workloads, " or "))
+		}
+		workloads = append(workloads, w)
+	}
 	if *valueTrials < 1 {
 		c.t.Fatalf("-kns3.value-trials=%d, want at least 1", *valueTrials)
 	}
-	return levels
+	return levels, workloads
 }
 
 // checkPlacement checks what a placement must follow, whatever the
@@ -347,8 +367,9 @@ func (c *cluster) runUncountedProfile(ctx context.Context) {
 	}
 }
 
-// runClients runs clients netbench clients placed by scheduler, held to
-// the two shaped workers, and sums up what they measured.
+// runClients runs clients netbench clients of server (their flag naming
+// it) placed by scheduler, held to the two shaped workers, and sums up what
+// they measured.
 func (c *cluster) runClients(ctx context.Context, name, scheduler, server string, clients int) (value.Placement, []clientPod) {
 	c.t.Helper()
 	// The burst is created without client-side throttling: a client
@@ -367,7 +388,7 @@ func (c *cluster) runClients(ctx context.Context, name, scheduler, server string
 	barrier := fmt.Sprintf("%s-%d", label, time.Now().UnixNano())
 	var names []string
 	for i := range clients {
-		pod := netbenchPod(fmt.Sprintf("client-%s-%d", label, i), scheduler, []string{"client", "--server=" + server,
+		pod := netbenchPod(fmt.Sprintf("client-%s-%d", label, i), scheduler, []string{"client", server,
 			"--duration=" + valueDuration.String(), fmt.Sprintf("--object-bytes=%d", clientObjectBytes),
 			fmt.Sprintf("--objects-per-second=%d", clientObjectsPerSecond),
 			"--barrier=" + barrier, fmt.Sprintf("--barrier-size=%d", clients)})
@@ -465,35 +486,6 @@ func (c *cluster) placedClient(pod *v1.Pod) clientPod {
 	return cp
 }
 
-// netbenchServer runs the workload's server on the control-plane node,
-// whose link is not shaped, and returns its URL.
-func (c *cluster) netbenchServer(ctx context.Context) string {
-	c.t.Helper()
-	nodes, err := c.client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: "node-role.kubernetes.io/control-plane"})
-	if err != nil || len(nodes.Items) == 0 {
-		c.t.Fatalf("no control-plane node: %v", err)
-	}
-	pod := netbenchPod("netbench-server", "", []string{"server", fmt.Sprintf("--listen=:%d", netbenchPort)})
-	pod.Spec.NodeName = nodes.Items[0].Name
-	pod.Spec.Tolerations = []v1.Toleration{{Key: "node-role.kubernetes.io/control-plane", Operator: v1.TolerationOpExists, Effect: v1.TaintEffectNoSchedule}}
-	pod.Spec.RestartPolicy = v1.RestartPolicyAlways
-	if _, err := c.client.CoreV1().Pods(c.ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
-		c.t.Fatal(err)
-	}
-	var ip string
-	if err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, waitTimeout, true, func(ctx context.Context) (bool, error) {
-		p, err := c.client.CoreV1().Pods(c.ns).Get(ctx, pod.Name, metav1.GetOptions{})
-		if err != nil || p.Status.Phase != v1.PodRunning || p.Status.PodIP == "" {
-			return false, nil
-		}
-		ip = p.Status.PodIP
-		return true, nil
-	}); err != nil {
-		c.t.Fatalf("the netbench server did not run: %v", err)
-	}
-	return fmt.Sprintf("http://%s:%d", ip, netbenchPort)
-}
-
 // deleteAll deletes the namespace's pods that selector selects and waits
 // until they are gone.
 func (c *cluster) deleteAll(ctx context.Context, selector string) {
@@ -510,29 +502,3 @@ func (c *cluster) deleteAll(ctx context.Context, selector string) {
 		c.t.Fatalf("pods %q of %s still there: %v", selector, c.ns, err)
 	}
 }
-
-// netbenchPod is a pod of the workload's image, for scheduler (empty: the
-// control-plane node is named instead).
-func netbenchPod(name, scheduler string, args []string) *v1.Pod {
-	nonRoot := true
-	return &v1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": "netbench"}},
-		Spec: v1.PodSpec{
-			SchedulerName:                 scheduler,
-			RestartPolicy:                 v1.RestartPolicyNever,
-			TerminationGracePeriodSeconds: new(int64),
-			SecurityContext:               &v1.PodSecurityContext{RunAsNonRoot: &nonRoot, RunAsUser: ptrTo[int64](65532)},
-			Containers: []v1.Container{{
-				Name:            "netbench",
-				Image:           "kns-3-netbench:" + kns3.Version,
-				ImagePullPolicy: v1.PullNever,
-				Command:         []string{"/kns-3-netbench"},
-				Args:            args,
-				Env: []v1.EnvVar{{Name: "NODE_NAME", ValueFrom: &v1.EnvVarSource{
-					FieldRef: &v1.ObjectFieldSelector{FieldPath: "spec.nodeName"}}}},
-			}},
-		},
-	}
-}
-
-func ptrTo[T any](v T) *T { return &v }

@@ -48,7 +48,7 @@ case $steps in
   all) rm -rf "$out" ;;
   performance) rm -rf "$out/perf" "$out/load" "$out/go-bench.txt" ;;
   reliability) rm -rf "$out/reliability" "$out/reliability.jsonl" ;;
-  value) rm -rf "$out/value" "$out/value.json" "$out/accuracy.json" ;;
+  value) rm -rf "$out/value" "$out"/value*.json "$out/accuracy.json" ;;
   event) rm -rf "$out/perf" ;;
   load) rm -rf "$out/load" ;;
 esac
@@ -152,22 +152,28 @@ fi
 # The value benchmark (e2e TestLiveNetwork): the same clients on a
 # kind cluster with shaped links, at three load levels, five trials each,
 # placed by the default scheduler, by KNS-3 with static numbers, and live
-# without and with NetworkCapacity, in rotating order; value.json for
-# docs/value.md.
-# Then, on the same cluster, the probe accuracy benchmark (e2e
-# TestProbeAccuracy): deploy/live as shipped, one worker's link shaped six
-# ways, ten windows each; accuracy.json for docs/probe-accuracy.md.
-# About 25 minutes with the node image built; the smoke mode leaves the
-# value benchmark to the kind suite, which runs it with 5 s clients in make
-# test, and the accuracy benchmark to its live checks.
+# without and with NetworkCapacity, in rotating order, for each workload
+# of VALUE_WORKLOADS (netbench's own server, then Redis);
+# value.json and value-redis.json for docs/value.md and docs/value-redis.md.
+# Then, on the same cluster, unless VALUE_ACCURACY=0, the probe accuracy
+# benchmark (e2e TestProbeAccuracy): deploy/live as shipped, one worker's
+# link shaped six ways, ten windows each; accuracy.json for
+# docs/probe-accuracy.md.
+# About 90 minutes a workload with the node image built; the smoke mode
+# leaves the value benchmark to the kind suite, which runs it with 5 s
+# clients in make test, and the accuracy benchmark to its live checks.
 if [ "$mode" = full ] && { [ "$steps" = all ] || [ "$steps" = value ]; }; then
-  echo "bench: 5/5 the value benchmark (15 s clients, 3 levels, 5 trials) and the probe accuracy benchmark on a shaped kind cluster"
+  workloads=${VALUE_WORKLOADS:-netbench,redis}
+  tests='TestLiveNetwork|TestProbeAccuracy' accuracy=(-kns3.accuracy-out="$abs/accuracy.json")
+  [ "${VALUE_ACCURACY:-1}" != 0 ] || { tests=TestLiveNetwork; accuracy=(); }
+  echo "bench: 5/5 the value benchmark ($workloads; 15 s clients, 3 levels, 5 trials) and the probe accuracy benchmark on a shaped kind cluster"
   hack/dockerhost/setup.sh >/dev/null
   start=$(date +%s)
-  go test -vet=off -tags e2e -count=1 -timeout 90m -v -run '^(TestLiveNetwork|TestProbeAccuracy)$' ./e2e/ \
-    -kns3.value-duration=15s -kns3.value-trials=5 -kns3.value-levels=below,equal,twice -kns3.value-out="$abs/value.json" -kns3.accuracy-out="$abs/accuracy.json" >"$out/value/run.log" 2>&1 \
+  go test -vet=off -tags e2e -count=1 -timeout 4h -v -run "^($tests)\$" ./e2e/ \
+    -kns3.value-duration=15s -kns3.value-trials=5 -kns3.value-levels=below,equal,twice -kns3.value-workloads="$workloads" \
+    -kns3.value-out="$abs" "${accuracy[@]}" >"$out/value/run.log" 2>&1 \
     || { grep -E '^(---|=== RUN|\s+(live|value|accuracy)_test|FAIL|panic|e2e)' "$out/value/run.log" | tail -40; exit 1; }
-  grep -E '(live|value|accuracy)_test.go:[0-9]+: ((below|equal|twice) \(|[0-9]|unshaped|[0-9.]+ Mbit)' "$out/value/run.log" | sed 's/^ *[a-z]*_test.go:[0-9]*: /bench:   /'
+  grep -E '(live|value|accuracy)_test.go:[0-9]+: ((netbench|redis), (below|equal|twice) \(|[0-9]|unshaped|[0-9.]+ Mbit)' "$out/value/run.log" | sed 's/^ *[a-z]*_test.go:[0-9]*: /bench:   /'
   echo "bench:   $(( $(date +%s) - start ))s"
 fi
 
@@ -185,6 +191,6 @@ go run ./test/perf/report -in "$out" -out "$docs" -machine "$machine" -command "
 case $mode-$steps in
   full-all) echo "bench: wrote $docs/performance.md, $docs/reliability.md, $docs/value.md and $docs/probe-accuracy.md" ;;
   smoke-all) echo "bench: wrote $docs/performance.md and $docs/reliability.md" ;;
-  full-value) echo "bench: wrote $docs/value.md and $docs/probe-accuracy.md" ;;
+  full-value) echo "bench: wrote $docs/value*.md and $docs/probe-accuracy.md" ;;
   *) echo "bench: wrote $docs/$report.md" ;;
 esac

@@ -19,7 +19,7 @@ func main() {
 	machine := flag.String("machine", "", "one line describing the machine")
 	command := flag.String("command", "make bench", "the command that reproduces the numbers")
 	findings := flag.String("findings", "docs/performance-findings.md", "hand-written analysis appended to the report, if the file exists")
-	reports := flag.String("report", "all", "which reports to write: all (performance, and reliability, value and probe accuracy when <in>/reliability.jsonl, <in>/value.json and <in>/accuracy.json exist), performance, reliability, value, accuracy, or event (the placement event's section of an existing performance.md)")
+	reports := flag.String("report", "all", "which reports to write: all (performance, and reliability, value and probe accuracy when <in>/reliability.jsonl, <in>/value*.json and <in>/accuracy.json exist), performance, reliability, value, accuracy, or event (the placement event's section of an existing performance.md)")
 	flag.Parse()
 	var err error
 	switch *reports {
@@ -40,12 +40,7 @@ func main() {
 		}
 	}
 	if err == nil && (*reports == "all" || *reports == "value") {
-		val := filepath.Join(*in, "value.json")
-		if _, statErr := os.Stat(val); statErr == nil || *reports == "value" {
-			err = writeValue(val, filepath.Join(*in, "plot"), *out, *machine, *command)
-		} else {
-			fmt.Fprintf(os.Stderr, "report: no %s, no value report\n", val)
-		}
+		err = writeValues(*in, filepath.Join(*in, "plot"), *out, *machine, *command, *reports == "value")
 	}
 	// The accuracy benchmark runs in the value step, on the same cluster.
 	if err == nil && (*reports == "all" || *reports == "value" || *reports == "accuracy") {

@@ -19,6 +19,25 @@ const (
 	PlacementCapacity  = "KNS-3 live, with capacity"
 )
 
+// The workloads: the clients fetch from netbench's own HTTP server, or
+// from a Redis server.
+const (
+	WorkloadNetbench = "netbench"
+	WorkloadRedis    = "redis"
+)
+
+// Workloads are the workloads in the order a benchmark runs them.
+var Workloads = []string{WorkloadNetbench, WorkloadRedis}
+
+// FileName is where a run keeps workload's Report, in its output
+// directory.
+func FileName(workload string) string {
+	if workload == WorkloadNetbench || workload == "" {
+		return "value.json"
+	}
+	return "value-" + workload + ".json"
+}
+
 // Placements are the placement names in report order.
 var Placements = []string{PlacementDefault, PlacementStatic, PlacementUncounted, PlacementCapacity}
 
@@ -28,13 +47,17 @@ type Report struct {
 	Version         string    `json:"version"`
 	Date            time.Time `json:"date"`
 	DurationSeconds float64   `json:"duration_seconds"`
+	// Workload is the clients' server, WorkloadNetbench when empty.
+	Workload string `json:"workload,omitempty"`
 	// ClientMbps is what each client asks for, and declares.
 	ClientMbps float64 `json:"client_mbps"`
-	// Links says how each worker's link was shaped; BestLinkMbps is the
-	// fastest one's cap, which the load levels are measured against.
-	Links        map[string]string `json:"links"`
-	BestLinkMbps float64           `json:"best_link_mbps"`
-	Levels       []Level           `json:"levels"`
+	// Links says how each worker's link was shaped, LinkMbps its cap;
+	// BestLinkMbps is the fastest one's, which the load levels are
+	// measured against.
+	Links        map[string]string  `json:"links"`
+	LinkMbps     map[string]float64 `json:"link_mbps,omitempty"`
+	BestLinkMbps float64            `json:"best_link_mbps"`
+	Levels       []Level            `json:"levels"`
 }
 
 // Level is one load level: Clients clients asking DemandMbps together.
