@@ -98,4 +98,8 @@ type NetworkCapacityArgs struct {
 	// none in the kubernetes.io/ingress-bandwidth or egress-bandwidth
 	// annotation.
 	DefaultPodMbps int64 `json:"defaultPodMbps"`
+
+	// TargetUtilizationPercent is the share of a link's bandwidth, in
+	// percent, that Score fills before it counts the link as full.
+	TargetUtilizationPercent int32 `json:"targetUtilizationPercent"`
 }

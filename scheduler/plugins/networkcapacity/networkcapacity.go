@@ -60,7 +60,8 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 	if err != nil {
 		return nil, err
 	}
-	klog.FromContext(ctx).V(1).Info("Plugin configured", "plugin", Name, "defaultPodMbps", args.DefaultPodMbps)
+	klog.FromContext(ctx).V(1).Info("Plugin configured", "plugin", Name, "defaultPodMbps", args.DefaultPodMbps,
+		"targetUtilizationPercent", args.TargetUtilizationPercent)
 	return &NetworkCapacity{args: args, now: time.Now, retry: newRetrier(ctx, h)}, nil
 }
 
@@ -86,11 +87,15 @@ func (pl *NetworkCapacity) PreScore(ctx context.Context, state fwk.CycleState, p
 			continue
 		}
 		counted, pods := countPlacedSince(n, l.WindowStart, now, pl.args.DefaultPodMbps)
+		free := max(l.FreeMbps()-counted, 0)
+		reserve := l.BandwidthMbps * float64(100-pl.args.TargetUtilizationPercent) / 100
 		cs.Nodes[name] = Link{
 			BandwidthMbps: l.BandwidthMbps, BandwidthAtLeast: l.BandwidthAtLeast,
 			UseMbps: l.UseMbps, UseMeasured: l.UseMeasured,
 			CountedMbps: counted, CountedPods: pods,
-			FreeMbps: max(l.FreeMbps()-counted, 0),
+			FreeMbps:        free,
+			TargetPercent:   pl.args.TargetUtilizationPercent,
+			BelowTargetMbps: max(free-reserve, 0),
 		}
 	}
 	if len(cs.Nodes) == 0 {
@@ -100,20 +105,21 @@ func (pl *NetworkCapacity) PreScore(ctx context.Context, state fwk.CycleState, p
 	return nil
 }
 
-// Score is the node's free bandwidth in kbit/s; 0 for a node whose link
+// Score is the node's free bandwidth, in kbit/s, the reserve above the
+// target utilization at a tenth (Link.rankMbps); 0 for a node whose link
 // the simulation does not describe: unknown is never the best.
 func (pl *NetworkCapacity) Score(_ context.Context, state fwk.CycleState, _ *v1.Pod, nodeInfo fwk.NodeInfo) (int64, *fwk.Status) {
 	cs, err := read(state)
 	if err != nil {
 		return 0, fwk.AsStatus(err)
 	}
-	return int64(math.Round(cs.Nodes[nodeInfo.Node().Name].FreeMbps * 1000)), nil
+	return int64(math.Round(cs.Nodes[nodeInfo.Node().Name].rankMbps() * 1000)), nil
 }
 
 // ScoreExtensions returns the plugin itself, which normalizes its scores.
 func (pl *NetworkCapacity) ScoreExtensions() fwk.ScoreExtensions { return pl }
 
-// NormalizeScore scales the free bandwidths so that the most free scores
+// NormalizeScore scales the scores so that the most free scores
 // MaxNodeScore: in proportion, not stretched, so that two links a few
 // Mbit/s apart score a few points apart, and a full link scores 0.
 //
@@ -128,7 +134,7 @@ func (pl *NetworkCapacity) NormalizeScore(_ context.Context, state fwk.CycleStat
 	}
 	if cs, err := read(state); err == nil {
 		for i, s := range scores {
-			if l, ok := cs.Nodes[s.Name]; ok && l.BandwidthAtLeast && l.FreeMbps >= cs.NeedMbps {
+			if l, ok := cs.Nodes[s.Name]; ok && l.BandwidthAtLeast && l.BelowTargetMbps >= cs.NeedMbps {
 				scores[i].Score = most
 			}
 		}
@@ -178,6 +184,6 @@ func describe(l Link) string {
 	if l.UseMeasured {
 		use = fmt.Sprintf("%.0f in use", l.UseMbps)
 	}
-	return fmt.Sprintf("%.0f Mbit/s free of %s (%s, %.0f counted for %d pod(s) placed since the measurement)",
-		l.FreeMbps, bw, use, l.CountedMbps, l.CountedPods)
+	return fmt.Sprintf("%.0f Mbit/s free of %s, %.0f below the %d %% target (%s, %.0f counted for %d pod(s) placed since the measurement)",
+		l.FreeMbps, bw, l.BelowTargetMbps, l.TargetPercent, use, l.CountedMbps, l.CountedPods)
 }

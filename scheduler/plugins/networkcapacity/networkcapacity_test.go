@@ -14,6 +14,7 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	st "k8s.io/kubernetes/pkg/scheduler/testing"
 
+	apiconfig "kns3.dev/kns3/scheduler/apis/config"
 	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
 	"kns3.dev/kns3/scheduler/plugins/customscore/simclient"
 )
@@ -134,7 +135,7 @@ func TestScoresFreeBandwidth(t *testing.T) {
 		links:   map[string][2]float64{"a": {30, 0}, "b": {650, 0}},
 		atLeast: map[string]bool{"a": true, "b": true},
 		nodes:   []fwk.NodeInfo{node("a", assumed("p1", declares("25M"))), node("b")},
-		want:    map[string]int64{"a": 1, "b": 100}, // 5 free of at least 30, the pod needs 10
+		want:    map[string]int64{"a": 0, "b": 100}, // 5 free of at least 30, all in the reserve; the pod needs 10
 	}, {
 		name:    "a measured link below a roomy lower bound is ranked in proportion to it",
 		links:   map[string][2]float64{"a": {100, 0}, "b": {650, 0}},
@@ -150,17 +151,17 @@ func TestScoresFreeBandwidth(t *testing.T) {
 		name:  "measured use is taken off the bandwidth",
 		links: map[string][2]float64{"a": {100, 60}, "b": {100, 0}},
 		nodes: []fwk.NodeInfo{node("a"), node("b")},
-		want:  map[string]int64{"a": 40, "b": 100},
+		want:  map[string]int64{"a": 27, "b": 100}, // 20 below the target and 20 in the reserve, against 80 and 20
 	}, {
 		name:  "a pod assumed and not yet bound is counted at its declared need",
 		links: map[string][2]float64{"a": {100, 0}, "b": {100, 0}},
 		nodes: []fwk.NodeInfo{node("a", assumed("p1", declares("20M"))), node("b")},
-		want:  map[string]int64{"a": 80, "b": 100},
+		want:  map[string]int64{"a": 76, "b": 100}, // 60 and 20, against 80 and 20
 	}, {
 		name:  "pods of one burst add up; one without a declaration counts the default",
 		links: map[string][2]float64{"a": {100, 0}, "b": {100, 0}},
 		nodes: []fwk.NodeInfo{node("a", assumed("p1", declares("20M")), assumed("p2", nil)), node("b", assumed("p3", declares("50M")))},
-		want:  map[string]int64{"a": 100, "b": 71}, // free 70 and 50
+		want:  map[string]int64{"a": 100, "b": 62}, // free 70 and 50: 50 and 30 below the target
 	}, {
 		name:  "a pod placed well before the window is in the measurement, not counted again",
 		links: map[string][2]float64{"a": {100, 30}, "b": {100, 0}},
@@ -170,12 +171,12 @@ func TestScoresFreeBandwidth(t *testing.T) {
 		name:  "a pod placed just before the window, still starting, is counted",
 		links: map[string][2]float64{"a": {100, 0}, "b": {100, 0}},
 		nodes: []fwk.NodeInfo{node("a", boundAt("starting", starting, declares("30M"))), node("b")},
-		want:  map[string]int64{"a": 70, "b": 100},
+		want:  map[string]int64{"a": 63, "b": 100},
 	}, {
 		name:  "the larger of ingress and egress counts",
 		links: map[string][2]float64{"a": {100, 0}, "b": {100, 0}},
 		nodes: []fwk.NodeInfo{node("a", assumed("p1", map[string]string{IngressBandwidthAnnotation: "10M", EgressBandwidthAnnotation: "40M"})), node("b")},
-		want:  map[string]int64{"a": 60, "b": 100},
+		want:  map[string]int64{"a": 51, "b": 100},
 	}, {
 		name:  "a full link scores 0, never below",
 		links: map[string][2]float64{"a": {100, 0}, "b": {100, 0}},
@@ -230,11 +231,66 @@ func TestBurstSpreads(t *testing.T) {
 	}
 }
 
+// The target utilization: a link filled to it loses the next pod to a
+// slower one with room below its own, though it has the more bandwidth
+// free; the value benchmark's middle level, five 16 Mbit/s clients placed
+// on a 100 Mbit/s link beside an idle 25 Mbit/s one.
+func TestTargetUtilization(t *testing.T) {
+	body := answer(map[string][2]float64{"fast": {100, 0}, "slow": {25, 0}})
+	var five []*v1.Pod
+	for i := range 5 {
+		five = append(five, assumed(fmt.Sprintf("p%d", i), declares("16M")))
+	}
+	tests := []struct {
+		name   string
+		target int32
+		nodes  []fwk.NodeInfo
+		want   map[string]int64
+	}{{
+		name:   "idle: the faster link, with the more room below its target",
+		target: 80,
+		nodes:  []fwk.NodeInfo{node("fast"), node("slow")},
+		want:   map[string]int64{"fast": 100, "slow": 25},
+	}, {
+		name:   "filled to its target, the faster link ranks by a tenth of its reserve",
+		target: 80,
+		nodes:  []fwk.NodeInfo{node("fast", five...), node("slow")},
+		want:   map[string]int64{"fast": 10, "slow": 100}, // 0 + 20/10 against 20 + 5/10
+	}, {
+		name:   "a target of the whole link ranks by what is free",
+		target: 100,
+		nodes:  []fwk.NodeInfo{node("fast", five...), node("slow")},
+		want:   map[string]int64{"fast": 80, "slow": 100}, // 20 against 25
+	}, {
+		name:   "past its target, the faster link loses to one still below its own",
+		target: 80,
+		nodes:  []fwk.NodeInfo{node("fast", append(five, assumed("p5", declares("16M")))...), node("slow", assumed("q", declares("16M")))},
+		want:   map[string]int64{"fast": 9, "slow": 100}, // 4/10 against 4 + 5/10
+	}, {
+		name:   "both past their targets: the one with the more reserve left",
+		target: 80,
+		nodes:  []fwk.NodeInfo{node("fast", five...), node("slow", assumed("q", declares("16M")), assumed("r", declares("8M")))},
+		want:   map[string]int64{"fast": 100, "slow": 5}, // 20/10 against 1/10
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := New(context.Background(), &apiconfig.NetworkCapacityArgs{DefaultPodMbps: 10, TargetUtilizationPercent: tc.target}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := scoreCycle(t, p.(*NetworkCapacity), body, tc.nodes)
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Errorf("scores %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
 func TestDescribe(t *testing.T) {
 	pl := newPlugin(t, measuredAt.Add(time.Second))
 	_, state := scoreCycle(t, pl, answer(map[string][2]float64{"a": {100, 10}, "b": {100, -1}}),
 		[]fwk.NodeInfo{node("a", assumed("p1", declares("20M"))), node("b")})
-	if got, want := Describe(state, "a"), "70 Mbit/s free of 100 (10 in use, 20 counted for 1 pod(s) placed since the measurement)"; got != want {
+	if got, want := Describe(state, "a"), "70 Mbit/s free of 100, 50 below the 80 % target (10 in use, 20 counted for 1 pod(s) placed since the measurement)"; got != want {
 		t.Errorf("Describe(a) = %q, want %q", got, want)
 	}
 	if got := Describe(state, "b"); !strings.Contains(got, "use not measured") {

@@ -34,6 +34,24 @@ type Link struct {
 	CountedPods int
 	// FreeMbps is what is left: bandwidth − use − counted, at least 0.
 	FreeMbps float64
+	// TargetPercent is the share of the bandwidth Score fills first, and
+	// BelowTargetMbps what is left of that share, at least 0.
+	TargetPercent   int32
+	BelowTargetMbps float64
+}
+
+// reserveWeight is what a Mbit/s free above the target utilization ranks
+// at, against one below it.
+const reserveWeight = 0.1
+
+// rankMbps is what Score ranks the link by: the bandwidth free below the
+// target, plus a tenth of what is free in the reserve above it. A link
+// filled to its target so still ranks below every link with room under
+// its own, and links all filled to their targets do not tie: a burst goes
+// on spreading over their reserves.
+func (l Link) rankMbps() float64 {
+	reserve := l.FreeMbps - l.BelowTargetMbps
+	return l.BelowTargetMbps + reserveWeight*reserve
 }
 
 // Clone returns c itself: a Cycle is never written after PreScore.

@@ -27,6 +27,10 @@ const (
 	// DefaultPodMbps is what a pod that declares no bandwidth is counted
 	// at until a measurement covers it: a tenth of a 100 Mbit/s link.
 	DefaultPodMbps int64 = 10
+	// DefaultTargetUtilizationPercent leaves a fifth of a link free: at
+	// four fifths a queue is on average a few packets long, at 96 % it is
+	// tens (an M/M/1 queue holds ρ/(1−ρ)).
+	DefaultTargetUtilizationPercent int32 = 80
 )
 
 func addDefaultingFuncs(scheme *runtime.Scheme) error {
@@ -85,5 +89,9 @@ func SetDefaults_NetworkCapacityArgs(obj *NetworkCapacityArgs) {
 	if obj.DefaultPodMbps == nil {
 		m := DefaultPodMbps
 		obj.DefaultPodMbps = &m
+	}
+	if obj.TargetUtilizationPercent == nil {
+		p := DefaultTargetUtilizationPercent
+		obj.TargetUtilizationPercent = &p
 	}
 }

@@ -95,4 +95,12 @@ type NetworkCapacityArgs struct {
 	// none in the kubernetes.io/ingress-bandwidth or egress-bandwidth
 	// annotation.
 	DefaultPodMbps *int64 `json:"defaultPodMbps,omitempty"`
+
+	// TargetUtilizationPercent is the share of a link's bandwidth, in
+	// percent from 1 to 100, that Score fills before it counts the link as
+	// full: a node ranks by the bandwidth free below it. Queueing delay on
+	// a link grows steeply as it nears full, so a link kept below its
+	// bandwidth keeps its small calls fast. The opt-in filter judges the
+	// whole link.
+	TargetUtilizationPercent *int32 `json:"targetUtilizationPercent,omitempty"`
 }

@@ -130,6 +130,9 @@ func autoConvert_v1_NetworkCapacityArgs_To_config_NetworkCapacityArgs(in *Networ
 	if err := metav1.Convert_Pointer_int64_To_int64(&in.DefaultPodMbps, &out.DefaultPodMbps, s); err != nil {
 		return err
 	}
+	if err := metav1.Convert_Pointer_int32_To_int32(&in.TargetUtilizationPercent, &out.TargetUtilizationPercent, s); err != nil {
+		return err
+	}
 	return nil
 }
 
@@ -140,6 +143,9 @@ func Convert_v1_NetworkCapacityArgs_To_config_NetworkCapacityArgs(in *NetworkCap
 
 func autoConvert_config_NetworkCapacityArgs_To_v1_NetworkCapacityArgs(in *config.NetworkCapacityArgs, out *NetworkCapacityArgs, s conversion.Scope) error {
 	if err := metav1.Convert_int64_To_Pointer_int64(&in.DefaultPodMbps, &out.DefaultPodMbps, s); err != nil {
+		return err
+	}
+	if err := metav1.Convert_int32_To_Pointer_int32(&in.TargetUtilizationPercent, &out.TargetUtilizationPercent, s); err != nil {
 		return err
 	}
 	return nil

@@ -94,6 +94,11 @@ func (in *NetworkCapacityArgs) DeepCopyInto(out *NetworkCapacityArgs) {
 		*out = new(int64)
 		**out = **in
 	}
+	if in.TargetUtilizationPercent != nil {
+		in, out := &in.TargetUtilizationPercent, &out.TargetUtilizationPercent
+		*out = new(int32)
+		**out = **in
+	}
 	return
 }
 

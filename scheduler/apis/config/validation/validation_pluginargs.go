@@ -112,5 +112,8 @@ func ValidateNetworkCapacityArgs(path *field.Path, args *config.NetworkCapacityA
 	if m := args.DefaultPodMbps; m < 0 || m > maxPodMbps {
 		errs = append(errs, field.Invalid(path.Child("defaultPodMbps"), m, fmt.Sprintf("must be between 0 and %d", maxPodMbps)))
 	}
+	if p := args.TargetUtilizationPercent; p < 1 || p > 100 {
+		errs = append(errs, field.Invalid(path.Child("targetUtilizationPercent"), p, "must be between 1 and 100"))
+	}
 	return errs.ToAggregate()
 }
