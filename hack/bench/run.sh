@@ -164,9 +164,9 @@ fi
 # clients in make test, and the accuracy benchmark to its live checks.
 if [ "$mode" = full ] && { [ "$steps" = all ] || [ "$steps" = value ]; }; then
   workloads=${VALUE_WORKLOADS:-netbench,redis}
-  tests='TestLiveNetwork|TestProbeAccuracy' accuracy=(-kns3.accuracy-out="$abs/accuracy.json")
-  [ "${VALUE_ACCURACY:-1}" != 0 ] || { tests=TestLiveNetwork; accuracy=(); }
-  echo "bench: 5/5 the value benchmark ($workloads; 15 s clients, 3 levels, 5 trials) and the probe accuracy benchmark on a shaped kind cluster"
+  tests='TestLiveNetwork|TestProbeAccuracy' accuracy=(-kns3.accuracy-out="$abs/accuracy.json") and=" and the probe accuracy benchmark"
+  [ "${VALUE_ACCURACY:-1}" != 0 ] || { tests=TestLiveNetwork; accuracy=(); and=; }
+  echo "bench: 5/5 the value benchmark ($workloads; 15 s clients, 3 levels, 5 trials)$and on a shaped kind cluster"
   hack/dockerhost/setup.sh >/dev/null
   start=$(date +%s)
   go test -vet=off -tags e2e -count=1 -timeout 4h -v -run "^($tests)\$" ./e2e/ \
@@ -185,6 +185,9 @@ case $mode-$steps in
   full-load) command="hack/bench/run.sh full performance; hack/bench/run.sh full load" ;;
   *) command="hack/bench/run.sh $mode $steps" ;;
 esac
+# The value step's own settings, when set, so that a page says what made it.
+[ -z "${VALUE_ACCURACY:-}" ] || command="VALUE_ACCURACY=$VALUE_ACCURACY $command"
+[ -z "${VALUE_WORKLOADS:-}" ] || command="VALUE_WORKLOADS=$VALUE_WORKLOADS $command"
 report=$steps
 [ "$steps" != load ] || report=performance
 go run ./test/perf/report -in "$out" -out "$docs" -machine "$machine" -command "$command" -report "$report"

@@ -168,11 +168,11 @@ func valueMarkdown(r value.Report, machine, command, png string, plotted bool) s
 	p("). Do not edit: rerun it.\n\n")
 	p("The same clients run at %d load levels on one kind cluster whose worker links are shaped for real "+
 		"(tc tbf caps; internal/netshape). %s "+
-		"at %g Mbit/s, which it declares in `kubernetes.io/ingress-bandwidth`, and %s every 100 ms "+
+		"at %g Mbit/s, which it declares in `kubernetes.io/ingress-bandwidth`, and %s every %g ms "+
 		"on a connection of its own; a call failing or taking over 5 s counts at 5 s. Node affinity holds the clients "+
 		"to the two shaped workers for every placement. At each level every trial runs the four placements, %.0f s each, "+
 		"in rotating order (trial i, counting from 0, starts with placement i mod 4 of the list below), so none always runs first. The levels are measured "+
-		"against the best link's cap, %g Mbit/s.\n\n", len(r.Levels), text.server, r.ClientMbps, text.smallCall, r.DurationSeconds, r.BestLinkMbps)
+		"against the best link's cap, %g Mbit/s.\n\n", len(r.Levels), text.server, r.ClientMbps, text.smallCall, cmp.Or(r.PingIntervalMs, 100), r.DurationSeconds, r.BestLinkMbps)
 	p("- **%s**: Kubernetes' own.\n", value.PlacementDefault)
 	p("- **%s**: the sample scenario's numbers, which rank the slower worker first.\n", value.PlacementStatic)
 	p("- **%s**: the specification's profile with live measurements, KNS-3's behaviour before NetworkCapacity.\n", value.PlacementUncounted)

@@ -51,6 +51,9 @@ type Report struct {
 	Workload string `json:"workload,omitempty"`
 	// ClientMbps is what each client asks for, and declares.
 	ClientMbps float64 `json:"client_mbps"`
+	// PingIntervalMs is how often each client makes a small call; 100
+	// when 0.
+	PingIntervalMs float64 `json:"ping_interval_ms,omitempty"`
 	// Links says how each worker's link was shaped, LinkMbps its cap;
 	// BestLinkMbps is the fastest one's, which the load levels are
 	// measured against.
