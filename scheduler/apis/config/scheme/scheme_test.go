@@ -459,14 +459,16 @@ profiles:
 		return nil
 	}
 	for _, tc := range []struct {
-		args    string
-		want    int64
-		wantErr string
+		args       string
+		want       int64
+		wantTarget int32
+		wantErr    string
 	}{
-		{args: "{}", want: 10},
-		{args: "{defaultPodMbps: 25}", want: 25},
+		{args: "{}", want: 10, wantTarget: 80},
+		{args: "{defaultPodMbps: 25, targetUtilizationPercent: 100}", want: 25, wantTarget: 100},
 		{args: "{defaultPodMbit: 25}", wantErr: "defaultPodMbit"},
 		{args: `{defaultPodMbps: "25M"}`, wantErr: "defaultPodMbps"},
+		{args: "{targetUtilizationPercent: 0.8}", wantErr: "targetUtilizationPercent"},
 	} {
 		cfg, err := decode(t, cfgOf(tc.args))
 		if tc.wantErr != "" {
@@ -478,8 +480,9 @@ profiles:
 		if err != nil {
 			t.Fatalf("%s: %v", tc.args, err)
 		}
-		if got := argsOf(t, cfg).DefaultPodMbps; got != tc.want {
-			t.Errorf("%s: defaultPodMbps %d, want %d", tc.args, got, tc.want)
+		if got := argsOf(t, cfg); got.DefaultPodMbps != tc.want || got.TargetUtilizationPercent != tc.wantTarget {
+			t.Errorf("%s: defaultPodMbps %d, targetUtilizationPercent %d, want %d and %d",
+				tc.args, got.DefaultPodMbps, got.TargetUtilizationPercent, tc.want, tc.wantTarget)
 		}
 	}
 	if err := validation.ValidateNetworkCapacityArgs(field.NewPath("args"), &config.NetworkCapacityArgs{DefaultPodMbps: -3}); err == nil ||
@@ -488,20 +491,41 @@ profiles:
 	}
 }
 
-// The live install's configuration, through the scheduler's own loader:
-// NetworkCapacity's args as it sets them.
+// The live installs' configurations, through the scheduler's own loader:
+// NetworkCapacity's args as they set them, and its weight against
+// CustomScorePlugin's.
 func TestLoadLiveConfig(t *testing.T) {
-	cfg, err := options.LoadConfigFromFile(klog.Background(), "../../../../deploy/live/scheduler-config.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, pc := range cfg.Profiles[0].PluginConfig {
-		if a, ok := pc.Args.(*config.NetworkCapacityArgs); ok {
-			if a.DefaultPodMbps != 10 {
-				t.Errorf("defaultPodMbps %d, want 10", a.DefaultPodMbps)
+	for _, path := range []string{"../../../../deploy/live/scheduler-config.yaml", "../../../../deploy/live/control-plane/scheduler-config.yaml"} {
+		t.Run(path, func(t *testing.T) {
+			cfg, err := options.LoadConfigFromFile(klog.Background(), path)
+			if err != nil {
+				t.Fatal(err)
 			}
-			return
-		}
+			var profile *kubeschedulerconfig.KubeSchedulerProfile
+			for i := range cfg.Profiles {
+				if cfg.Profiles[i].SchedulerName == "kns-3-scheduler" {
+					profile = &cfg.Profiles[i]
+				}
+			}
+			if profile == nil {
+				t.Fatal("no kns-3-scheduler profile")
+			}
+			weights := map[string]int32{}
+			for _, p := range profile.Plugins.Score.Enabled {
+				weights[p.Name] = p.Weight
+			}
+			if weights["NetworkCapacity"] != 2*weights["CustomScorePlugin"] || weights["CustomScorePlugin"] == 0 {
+				t.Errorf("score weights %v, want NetworkCapacity at twice CustomScorePlugin's", weights)
+			}
+			for _, pc := range profile.PluginConfig {
+				if a, ok := pc.Args.(*config.NetworkCapacityArgs); ok {
+					if a.DefaultPodMbps != 10 || a.TargetUtilizationPercent != 80 {
+						t.Errorf("args %+v, want defaultPodMbps 10 and targetUtilizationPercent 80", *a)
+					}
+					return
+				}
+			}
+			t.Errorf("no NetworkCapacityArgs in %+v", profile.PluginConfig)
+		})
 	}
-	t.Errorf("no NetworkCapacityArgs in %+v", cfg.Profiles[0].PluginConfig)
 }
