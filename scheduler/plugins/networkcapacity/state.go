@@ -46,9 +46,10 @@ const reserveWeight = 0.1
 
 // rankMbps is what Score ranks the link by: the bandwidth free below the
 // target, plus a tenth of what is free in the reserve above it. A link
-// filled to its target so still ranks below every link with room under
-// its own, and links all filled to their targets do not tie: a burst goes
-// on spreading over their reserves.
+// filled to its target so ranks as if a tenth of its reserve were free,
+// below a link with more room than that under its own target, and links
+// all filled to their targets do not tie: a burst goes on spreading over
+// their reserves.
 func (l Link) rankMbps() float64 {
 	reserve := l.FreeMbps - l.BelowTargetMbps
 	return l.BelowTargetMbps + reserveWeight*reserve
