@@ -18,9 +18,15 @@
 //     apart therefore score the same, and MinMax normalization then gives
 //     them the same points.
 //
-//   - Unknown is not perfect. A node with a metric unmeasured (a
-//     bandwidth not yet measured, or too old to serve) scores no higher
-//     than the lowest-scoring node measured in full.
+//   - Unknown is not perfect. A bandwidth known only as a lower bound
+//     scores as that bound: what above it is unknown does not count, and
+//     does not make the node tie with one measured higher. A node with a
+//     metric unmeasured (a bandwidth not yet measured, or too old to
+//     serve) ranks below every node measured in full: nodes without a
+//     metric rank among themselves by what they have, scaled to at most
+//     half the lowest full score. Were it to tie with the lowest, a burst
+//     would split evenly between a measured link and one the probes could
+//     not reach, whenever every measured link scored the same.
 package livescore
 
 import (
@@ -93,15 +99,14 @@ type interval struct {
 	point, low, high float64
 }
 
-// narrowed returns e's narrowed interval; its high end is +Inf for a
-// lower bound.
+// narrowed returns e's narrowed interval. A lower bound, or an estimate
+// without a high end, is its value at both ends: what lies above is not
+// known, so it neither scores nor ties.
 func narrowed(e *api.Estimate) (low, high float64) {
-	low = e.Value - tieNarrowing*(e.Value-e.Low)
-	high = math.Inf(1)
-	if e.High != nil && !e.AtLeast {
-		high = e.Value + tieNarrowing*(*e.High-e.Value)
+	if e.AtLeast || e.High == nil {
+		return e.Value, e.Value
 	}
-	return low, high
+	return e.Value - tieNarrowing*(e.Value-e.Low), e.Value + tieNarrowing*(*e.High-e.Value)
 }
 
 // score is m's score and interval; complete says every metric was there.
@@ -147,11 +152,17 @@ func (t Targets) Scores(nodes map[string]api.Measurements) map[string]float64 {
 		lowest = math.Min(lowest, out[name])
 	}
 	tie(partial, out)
-	for name := range partial {
-		out[name] = math.Min(out[name], lowest)
+	if len(complete) > 0 {
+		for name := range partial {
+			out[name] *= partialScale * lowest
+		}
 	}
 	return out
 }
+
+// partialScale puts every node without a metric below every node
+// measured in full, keeping their order among themselves.
+const partialScale = 0.5
 
 // tie gives each node of ivs its score in out: nodes taken best first,
 // each with every node whose interval reaches its low end.

@@ -88,13 +88,36 @@ func TestScores(t *testing.T) {
 		equal: [][]string{{"a", "b"}},
 		below: [][2]string{{"c", "a"}},
 	}, {
-		name: "a node without a bandwidth scores no higher than the lowest measured in full",
+		name: "a node without a bandwidth ranks below the lowest measured in full",
 		in: map[string]api.Measurements{
 			"measured-50": node(measuredBW(50), latency(0.2), loss(0, 1500)),
 			"measured-80": node(measuredBW(80), latency(0.2), loss(0, 1500)),
 			"unknown":     node(nil, latency(0.2), loss(0, 1500)),
 		},
-		want: map[string]float64{"measured-50": 0.5, "measured-80": 0.8, "unknown": 0.5},
+		want:  map[string]float64{"measured-50": 0.5, "measured-80": 0.8},
+		below: [][2]string{{"unknown", "measured-50"}},
+	}, {
+		name: "a node without a bandwidth ranks below the only node measured, even one scoring fully",
+		in: map[string]api.Measurements{
+			"measured": node(measuredBW(100), latency(0.2), loss(0, 1500)),
+			"unknown":  node(nil, nil, nil),
+		},
+		want:  map[string]float64{"measured": 1},
+		below: [][2]string{{"unknown", "measured"}},
+	}, {
+		name: "a lower bound below the target scores as its bound, below a link measured higher",
+		in: map[string]api.Measurements{
+			"bound-11":     node(atLeast(11), latency(0.2), loss(0, 1500)),
+			"measured-100": node(measuredBW(100), latency(0.2), loss(0, 1500)),
+		},
+		want: map[string]float64{"bound-11": 0.11, "measured-100": 1},
+	}, {
+		name: "a lower bound close below a measured rate cannot be told from it",
+		in: map[string]api.Measurements{
+			"bound-95":     node(atLeast(95), latency(0.2), loss(0, 1500)),
+			"measured-100": node(measuredBW(100), latency(0.2), loss(0, 1500)),
+		},
+		equal: [][]string{{"bound-95", "measured-100"}},
 	}, {
 		name: "a node without a bandwidth and worse loss scores by what it has, below the lowest",
 		in: map[string]api.Measurements{
