@@ -99,6 +99,10 @@ type valuePlacement struct {
 // node it ranks first; live measurements without capacity send every
 // client placed with the first one's scores to the best link; with capacity,
 // at twice the best link's capacity, the slower link takes some.
+// valueLiveScenario is the scenario of the live placements: the
+// measurements alone.
+const valueLiveScenario = "source: value-live\nnodes: {}\n"
+
 func (c *cluster) valueBenchmark(ctx context.Context) {
 	c.t.Helper()
 	levels, workloads := c.parseValueFlags()
@@ -115,7 +119,6 @@ func (c *cluster) valueBenchmark(ctx context.Context) {
 		}
 	}
 	c.runUncountedProfile(ctx)
-	live := "source: value-live\nnodes: {}\n"
 	placements := []valuePlacement{
 		{value.PlacementDefault, "default-scheduler", ""},
 		// The sample scenario's numbers (deploy/base/sample-scenario.yaml)
@@ -123,16 +126,13 @@ func (c *cluster) valueBenchmark(ctx context.Context) {
 		{value.PlacementStatic, uncountedProfile, fmt.Sprintf(
 			"source: value-static\nnodes:\n  %s: {latency_ms: 4, bandwidth_mbps: 1000, packet_loss: 0.01}\n  %s: {score: 0.40}\n",
 			c.rigorous, c.plain)},
-		{value.PlacementUncounted, uncountedProfile, live},
-		{value.PlacementCapacity, config.ProfileName, live},
+		{value.PlacementUncounted, uncountedProfile, valueLiveScenario},
+		{value.PlacementCapacity, config.ProfileName, valueLiveScenario},
 	}
-	c.setScenarioDoc(live, servesSource("live+value-live"))
-	c.awaitLive("the shaped links measured", func(r api.SimulationResponse) bool {
-		slow, best := r.Results[c.rigorous].BandwidthMbps, r.Results[c.plain].BandwidthMbps
-		return slow != nil && best != nil && *slow < 1.3*slowLink.RateMbit && *best > 1.3*slowLink.RateMbit
-	}, 2*liveWindow+10*time.Second)
+	c.setScenarioDoc(valueLiveScenario, servesSource("live+value-live"))
+	c.awaitLive("the shaped links measured", c.linksToldApart, 2*liveWindow+10*time.Second)
 
-	scenario := live
+	scenario := valueLiveScenario
 	for _, workload := range workloads {
 		report := c.valueWorkload(ctx, workload, levels, placements, &scenario)
 		if *valueOut == "" {
@@ -171,13 +171,13 @@ func (c *cluster) valueWorkload(ctx context.Context, workload string, levels []v
 					c.setScenarioDoc(pl.scenario, servesSource("live+"+source))
 					*scenario = pl.scenario
 				}
-				c.awaitQuietLinks()
+				before := c.awaitQuietLinks(pl.scenario == valueLiveScenario)
 				p, pods := c.runClients(ctx, pl.name, pl.scheduler, server, lv.clients)
 				tr.Order = append(tr.Order, pl.name)
 				tr.Placements[i] = p
-				c.t.Logf("%s, %s, trial %d: %-30s p50 %7.1f ms  p99 %7.1f ms  %5.1f Mbit/s  nodes %v",
-					workload, lv.name, trial+1, p.Name, p.P50Ms, p.P99Ms, p.Mbps, p.Nodes)
-				c.checkPlacement(lv, p, pods)
+				c.t.Logf("%s, %s, trial %d: %-30s p50 %7.1f ms  p99 %7.1f ms  %5.1f Mbit/s  nodes %v; created after the simulator served %s",
+					workload, lv.name, trial+1, p.Name, p.P50Ms, p.P99Ms, p.Mbps, p.Nodes, c.describeWorkers(before))
+				c.checkPlacement(lv, p, pods, before)
 			}
 			level.Trials = append(level.Trials, tr)
 		}
@@ -217,8 +217,9 @@ func (c *cluster) parseValueFlags() ([]valueLevel, []string) {
 }
 
 // checkPlacement checks what a placement must follow, whatever the
-// workload measures.
-func (c *cluster) checkPlacement(lv valueLevel, p value.Placement, pods []clientPod) {
+// workload measures; before is the simulator's answer the clients were
+// created after.
+func (c *cluster) checkPlacement(lv valueLevel, p value.Placement, pods []clientPod, before api.SimulationResponse) {
 	c.t.Helper()
 	switch p.Name {
 	case value.PlacementStatic:
@@ -226,7 +227,7 @@ func (c *cluster) checkPlacement(lv valueLevel, p value.Placement, pods []client
 			c.t.Errorf("static scenario: clients on %v, want all %d on %s, which it ranks first", p.Nodes, lv.clients, c.rigorous)
 		}
 	case value.PlacementUncounted:
-		c.checkHerded(p, pods)
+		c.checkHerded(p, pods, before)
 	case value.PlacementCapacity:
 		if lv.name == "twice" && (p.Nodes[c.rigorous] == 0 || p.Nodes[c.plain] == 0) {
 			c.t.Errorf("live with capacity at twice the best link: clients on %v, want both links used", p.Nodes)
@@ -243,7 +244,7 @@ func (c *cluster) checkPlacement(lv valueLevel, p value.Placement, pods []client
 // the score follows the network, as it must. Which simulation a client was
 // placed with is read from its placement event: the two workers' simulator
 // scores, to the thousandth.
-func (c *cluster) checkHerded(p value.Placement, pods []clientPod) {
+func (c *cluster) checkHerded(p value.Placement, pods []clientPod, before api.SimulationResponse) {
 	c.t.Helper()
 	slices.SortStableFunc(pods, func(a, b clientPod) int { return a.scheduled.Compare(b.scheduled) })
 	var first workerScores
@@ -258,8 +259,8 @@ func (c *cluster) checkHerded(p value.Placement, pods []clientPod) {
 		if i == 0 {
 			first = scores
 			if best, slow := parseScore(scores.best), parseScore(scores.slow); !(best > slow) {
-				c.t.Errorf("live without capacity: the first client was placed with %s scoring %s and %s %s, want the best link ranked first: %s",
-					c.plain, scores.best, c.rigorous, scores.slow, ev)
+				c.t.Errorf("live without capacity: the first client was placed with %s scoring %s and %s %s, want the best link ranked first: %s; the simulator served before the clients: %s",
+					c.plain, scores.best, c.rigorous, scores.slow, ev, c.describeWorkers(before))
 			}
 		}
 		if scores != first {
@@ -309,21 +310,50 @@ func (c *cluster) workerScores(event string) (workerScores, bool) {
 	return workerScores{best: best, slow: slow}, okBest && okSlow
 }
 
+// describeWorkers says what r served of the two workers: score and
+// every estimate.
+func (c *cluster) describeWorkers(r api.SimulationResponse) string {
+	var parts []string
+	for _, w := range []string{c.plain, c.rigorous} {
+		res := r.Results[w]
+		parts = append(parts, fmt.Sprintf("%s: score %.3f; %s", w, res.Score, describeMeasured(res.Measured)))
+	}
+	return fmt.Sprintf("at %s: %s", r.Timestamp.Format(time.TimeOnly), strings.Join(parts, "; "))
+}
+
 // awaitQuietLinks waits until the workers' links carry no more than the
 // probes: the previous placement's traffic is out of the window that the
-// next placement is scored on.
-func (c *cluster) awaitQuietLinks() {
+// next placement is scored on. With measured, it also waits until the
+// simulator serves both shaped links measured again and told apart, as
+// at the start: a placement that filled a link leaves it unmeasured for a
+// while, and a live placement is to be scored on the network, not on what
+// the probes have not yet seen again. It returns the answer that showed
+// it.
+func (c *cluster) awaitQuietLinks(measured bool) api.SimulationResponse {
 	c.t.Helper()
 	since := time.Now()
-	c.awaitLive("the workers' links quiet", func(r api.SimulationResponse) bool {
+	what := "the workers' links quiet"
+	if measured {
+		what += ", and measured apart"
+	}
+	r := c.awaitLive(what, func(r api.SimulationResponse) bool {
 		for _, w := range []string{c.rigorous, c.plain} {
 			m := r.Results[w].Measured
 			if m == nil || m.LinkUseMbps == nil || m.LinkUseMbps.Value > 5 {
 				return false
 			}
 		}
-		return windowAfter(r, since)
-	}, twoWindows+10*time.Second)
+		return windowAfter(r, since) && (!measured || c.linksToldApart(r))
+	}, twoWindows+4*liveWindow+10*time.Second)
+	c.t.Logf("%s after %s", what, time.Since(since).Round(time.Second))
+	return r
+}
+
+// linksToldApart says whether r serves both shaped links' bandwidths, the
+// slow one near its rate and the best one well above it.
+func (c *cluster) linksToldApart(r api.SimulationResponse) bool {
+	slow, best := r.Results[c.rigorous].BandwidthMbps, r.Results[c.plain].BandwidthMbps
+	return slow != nil && best != nil && *slow < 1.3*slowLink.RateMbit && *best > 1.3*slowLink.RateMbit
 }
 
 // runUncountedProfile adds the specification's profile, as
