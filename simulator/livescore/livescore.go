@@ -18,15 +18,15 @@
 //     apart therefore score the same, and MinMax normalization then gives
 //     them the same points.
 //
-//   - Unknown is not perfect. A bandwidth known only as a lower bound
-//     scores as that bound: what above it is unknown does not count, and
-//     does not make the node tie with one measured higher. A node with a
-//     metric unmeasured (a bandwidth not yet measured, or too old to
-//     serve) ranks below every node measured in full: nodes without a
-//     metric rank among themselves by what they have, scaled to at most
-//     half the lowest full score. Were it to tie with the lowest, a burst
-//     would split evenly between a measured link and one the probes could
-//     not reach, whenever every measured link scored the same.
+//   - Unknown is not perfect. A node with a metric unmeasured (a
+//     bandwidth not yet measured, or too old to serve) ranks below every
+//     node measured in full: nodes without a metric rank among themselves
+//     by what they have, scaled to at most half the lowest full score.
+//     Were it to tie with the lowest, a burst would split evenly between a
+//     measured link and one the probes could not reach, whenever every
+//     measured link scored the same. A bandwidth known only as a lower
+//     bound is measured, with no upper end: it ties with any faster node,
+//     since how fast this host sent its trains is not the network.
 package livescore
 
 import (
@@ -99,14 +99,15 @@ type interval struct {
 	point, low, high float64
 }
 
-// narrowed returns e's narrowed interval. A lower bound, or an estimate
-// without a high end, is its value at both ends: what lies above is not
-// known, so it neither scores nor ties.
+// narrowed returns e's narrowed interval; its high end is +Inf for a
+// lower bound.
 func narrowed(e *api.Estimate) (low, high float64) {
-	if e.AtLeast || e.High == nil {
-		return e.Value, e.Value
+	low = e.Value - tieNarrowing*(e.Value-e.Low)
+	high = math.Inf(1)
+	if e.High != nil && !e.AtLeast {
+		high = e.Value + tieNarrowing*(*e.High-e.Value)
 	}
-	return e.Value - tieNarrowing*(e.Value-e.Low), e.Value + tieNarrowing*(*e.High-e.Value)
+	return low, high
 }
 
 // score is m's score and interval; complete says every metric was there.
