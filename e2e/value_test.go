@@ -349,11 +349,14 @@ func (c *cluster) awaitQuietLinks(measured bool) api.SimulationResponse {
 	return r
 }
 
-// linksToldApart says whether r serves both shaped links' bandwidths, the
-// slow one near its rate and the best one well above it.
+// linksToldApart says whether r serves both shaped links' bandwidths: the
+// slow one measured near its rate, not a lower bound (which ties with any
+// faster link), and the best one well above it.
 func (c *cluster) linksToldApart(r api.SimulationResponse) bool {
 	slow, best := r.Results[c.rigorous].BandwidthMbps, r.Results[c.plain].BandwidthMbps
-	return slow != nil && best != nil && *slow < 1.3*slowLink.RateMbit && *best > 1.3*slowLink.RateMbit
+	m := r.Results[c.rigorous].Measured
+	return slow != nil && best != nil && m != nil && m.BandwidthMbps != nil && !m.BandwidthMbps.AtLeast &&
+		*slow < 1.3*slowLink.RateMbit && *best > 1.3*slowLink.RateMbit
 }
 
 // runUncountedProfile adds the specification's profile, as
