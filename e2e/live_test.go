@@ -143,10 +143,11 @@ func (c *cluster) awaitWindowAfter(t time.Time) api.SimulationResponse {
 	}, twoWindows+10*time.Second)
 }
 
-// windowAfter: the answer's whole window (and the probes' timeout before it)
-// lies after t.
+// windowAfter: the answer's whole window lies after t, its loss window
+// too, which ends twice the probes' timeout before the answer (an echo is
+// lost only once unanswered that long).
 func windowAfter(r api.SimulationResponse, t time.Time) bool {
-	return !r.Timestamp.Add(-time.Duration(r.WindowSeconds)*time.Second - probeTimeout).Before(t)
+	return !r.Timestamp.Add(-time.Duration(r.WindowSeconds)*time.Second - 2*probeTimeout).Before(t)
 }
 
 // awaitLive polls the simulator until cond holds of its answer, within
