@@ -89,6 +89,10 @@ type valuePlacement struct {
 	name, scheduler, scenario string
 }
 
+// valueLiveScenario is the scenario of the live placements: the
+// measurements alone.
+const valueLiveScenario = "source: value-live\nnodes: {}\n"
+
 // valueBenchmark runs the same clients at each load level, trial after
 // trial, placed four ways in rotating order: by the default scheduler; by
 // KNS-3 with the sample scenario's static numbers; by KNS-3 with live
@@ -99,10 +103,6 @@ type valuePlacement struct {
 // node it ranks first; live measurements without capacity send every
 // client placed with the first one's scores to the best link; with capacity,
 // at twice the best link's capacity, the slower link takes some.
-// valueLiveScenario is the scenario of the live placements: the
-// measurements alone.
-const valueLiveScenario = "source: value-live\nnodes: {}\n"
-
 func (c *cluster) valueBenchmark(ctx context.Context) {
 	c.t.Helper()
 	levels, workloads := c.parseValueFlags()

@@ -97,7 +97,7 @@ func TestScores(t *testing.T) {
 		want:  map[string]float64{"measured-50": 0.5, "measured-80": 0.8},
 		below: [][2]string{{"unknown", "measured-50"}},
 	}, {
-		name: "a node without a bandwidth ranks below the only node measured, even one scoring fully",
+		name: "a node unmeasured ranks below the only node measured, even one scoring fully",
 		in: map[string]api.Measurements{
 			"measured": node(measuredBW(100), latency(0.2), loss(0, 1500)),
 			"unknown":  node(nil, nil, nil),
