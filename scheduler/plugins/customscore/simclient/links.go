@@ -10,6 +10,15 @@ type Link struct {
 	// only a lower bound.
 	BandwidthMbps    float64
 	BandwidthAtLeast bool
+	// BandwidthLowMbps and BandwidthHighMbps are the ends of the
+	// bandwidth's served 95 % interval: how sure the simulator is of it.
+	// Both are BandwidthMbps where it serves none (a scenario's number),
+	// and the high end is for a lower bound too.
+	BandwidthLowMbps, BandwidthHighMbps float64
+	// RankedBandwidthMbps is the bandwidth to rank the link at: a faster
+	// link's, when the two cannot be told apart (tieBandwidths), else
+	// BandwidthMbps. Noise must not rank nodes.
+	RankedBandwidthMbps float64
 	// UseMbps is the traffic already on the link when UseMeasured.
 	UseMbps     float64
 	UseMeasured bool
@@ -52,10 +61,17 @@ func linksOf(body []byte) map[string]Link {
 		if bw == nil || *bw < 0 {
 			continue
 		}
-		l := Link{BandwidthMbps: *bw, WindowStart: stamp}
+		l := Link{BandwidthMbps: *bw, BandwidthLowMbps: *bw, BandwidthHighMbps: *bw, WindowStart: stamp}
 		newest := time.Time{}
 		if m := r.Measured.BandwidthMbps; m != nil {
 			l.BandwidthAtLeast = m.AtLeast
+			// An end on the wrong side of the value is no interval.
+			if low := finite(m.Low); low != nil && *low >= 0 && *low <= *bw {
+				l.BandwidthLowMbps = *low
+			}
+			if high := finite(m.High); high != nil && *high >= *bw && !m.AtLeast {
+				l.BandwidthHighMbps = *high
+			}
 			if t, ok := parseTime(m.MeasuredAt); ok {
 				newest = t
 			}
@@ -76,6 +92,7 @@ func linksOf(body []byte) map[string]Link {
 		}
 		links[node] = l
 	}
+	tieBandwidths(links)
 	return links
 }
 

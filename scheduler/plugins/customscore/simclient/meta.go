@@ -97,9 +97,12 @@ type wireNodeMetrics struct {
 	BandwidthMbps any `json:"bandwidth_mbps"`
 	PacketLoss    any `json:"packet_loss"`
 	// Measured is the optional confidence of a measured node's metrics;
-	// read are whether the bandwidth is a lower bound, and the link's use.
+	// read are the bandwidth's interval and whether it is a lower bound,
+	// and the link's use.
 	Measured struct {
 		BandwidthMbps *struct {
+			Low        any    `json:"low"`
+			High       any    `json:"high"`
 			AtLeast    bool   `json:"at_least"`
 			MeasuredAt string `json:"measured_at"`
 		} `json:"bandwidth_mbps"`
