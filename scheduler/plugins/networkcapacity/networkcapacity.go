@@ -87,16 +87,14 @@ func (pl *NetworkCapacity) PreScore(ctx context.Context, state fwk.CycleState, p
 			continue
 		}
 		counted, pods := countPlacedSince(n, l.WindowStart, now, pl.args.DefaultPodMbps)
-		free := max(l.FreeMbps()-counted, 0)
-		reserve := l.BandwidthMbps * float64(100-pl.args.TargetUtilizationPercent) / 100
-		cs.Nodes[name] = Link{
-			BandwidthMbps: l.BandwidthMbps, BandwidthAtLeast: l.BandwidthAtLeast,
+		link := Link{
+			BandwidthMbps: l.BandwidthMbps, BandwidthAtLeast: l.BandwidthAtLeast, RankedBandwidthMbps: l.RankedBandwidthMbps,
 			UseMbps: l.UseMbps, UseMeasured: l.UseMeasured,
 			CountedMbps: counted, CountedPods: pods,
-			FreeMbps:        free,
-			TargetPercent:   pl.args.TargetUtilizationPercent,
-			BelowTargetMbps: max(free-reserve, 0),
+			TargetPercent: pl.args.TargetUtilizationPercent,
 		}
+		link.FreeMbps, link.BelowTargetMbps = link.free(link.BandwidthMbps)
+		cs.Nodes[name] = link
 	}
 	if len(cs.Nodes) == 0 {
 		return fwk.NewStatus(fwk.Skip)
@@ -106,8 +104,9 @@ func (pl *NetworkCapacity) PreScore(ctx context.Context, state fwk.CycleState, p
 }
 
 // Score is the node's free bandwidth, in kbit/s, the reserve above the
-// target utilization at a tenth (Link.rankMbps); 0 for a node whose link
-// the simulation does not describe: unknown is never the best.
+// target utilization at a tenth, with a bandwidth within the noise of a
+// faster link's taken as that one's (Link.rankMbps); 0 for a node whose
+// link the simulation does not describe: unknown is never the best.
 func (pl *NetworkCapacity) Score(_ context.Context, state fwk.CycleState, _ *v1.Pod, nodeInfo fwk.NodeInfo) (int64, *fwk.Status) {
 	cs, err := read(state)
 	if err != nil {
@@ -179,6 +178,9 @@ func describe(l Link) string {
 	bw := fmt.Sprintf("%.0f", l.BandwidthMbps)
 	if l.BandwidthAtLeast {
 		bw = "≥ " + bw
+	}
+	if l.RankedBandwidthMbps != l.BandwidthMbps {
+		bw += fmt.Sprintf(" (ranked as %.0f: within the measurement's noise of a faster link)", l.RankedBandwidthMbps)
 	}
 	use := "use not measured"
 	if l.UseMeasured {

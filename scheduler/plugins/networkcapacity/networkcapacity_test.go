@@ -69,7 +69,7 @@ func declares(mbit string) map[string]string {
 	return map[string]string{IngressBandwidthAnnotation: mbit}
 }
 
-func newPlugin(t *testing.T, now time.Time) *NetworkCapacity {
+func newPlugin(t testing.TB, now time.Time) *NetworkCapacity {
 	t.Helper()
 	p, err := New(context.Background(), nil, nil)
 	if err != nil {
@@ -495,5 +495,96 @@ func TestFilterWithoutPreFilter(t *testing.T) {
 	s := newPlugin(t, measuredAt).Filter(context.Background(), framework.NewCycleState(), assumed("new", declares("20M")), node("a"))
 	if s.Code() != fwk.Error || !strings.Contains(s.Message(), "preFilter") {
 		t.Errorf("Filter without PreFilter: %v, want an error naming preFilter", s)
+	}
+}
+
+// answerWithin is answer with each bandwidth served with a 95 % interval:
+// value, low and high, and no link use.
+func answerWithin(links map[string][3]float64) []byte {
+	var entries []string
+	at := measuredAt.Format(time.RFC3339Nano)
+	for node, l := range links {
+		entries = append(entries, fmt.Sprintf(`%q: {"score": 1, "latency_ms": 0.1, "bandwidth_mbps": %g, "packet_loss": 0,
+			"measured": {"bandwidth_mbps": {"value": %g, "low": %g, "high": %g, "samples": 3, "measured_at": %q, "age_seconds": 0}}}`,
+			node, l[0], l[0], l[1], l[2], at))
+	}
+	return []byte(fmt.Sprintf(`{"results": {%s}, "timestamp": %q, "window_seconds": 5}`, strings.Join(entries, ","), measuredAt.Format(time.RFC3339)))
+}
+
+// Noise does not rank: bandwidths within each other's served intervals
+// rank as the faster one, so links differ by their use and counted pods
+// alone. The intervals are narrowed by tieNarrowing (×0.707): ±10 Mbit/s
+// reaches 7.07.
+func TestNoiseDoesNotRank(t *testing.T) {
+	tests := []struct {
+		name  string
+		links map[string][3]float64
+		nodes []fwk.NodeInfo
+		want  map[string]int64
+	}{{
+		name:  "identical idle links measured a few Mbit/s apart tie",
+		links: map[string][3]float64{"a": {98, 88, 108}, "b": {103, 93, 113}},
+		nodes: []fwk.NodeInfo{node("a"), node("b")},
+		want:  map[string]int64{"a": 100, "b": 100}, // as measured: 95 and 100
+	}, {
+		name:  "within the noise, the pods counted rank them",
+		links: map[string][3]float64{"a": {98, 88, 108}, "b": {103, 93, 113}},
+		nodes: []fwk.NodeInfo{node("a", assumed("p1", declares("10M"))), node("b")},
+		want:  map[string]int64{"a": 88, "b": 100}, // 72.4 + 2.06 against 82.4 + 2.06; as measured 83
+	}, {
+		name:  "links told apart rank as measured",
+		links: map[string][3]float64{"fast": {100, 90, 110}, "slow": {25, 22.5, 27.5}},
+		nodes: []fwk.NodeInfo{node("fast"), node("slow")},
+		want:  map[string]int64{"fast": 100, "slow": 25},
+	}, {
+		name:  "a link beyond the fastest's noise starts a group of its own, though within a tied link's",
+		links: map[string][3]float64{"a": {100, 90, 110}, "b": {94, 84, 104}, "c": {84, 74, 94}},
+		nodes: []fwk.NodeInfo{node("a"), node("b"), node("c")},
+		want:  map[string]int64{"a": 100, "b": 100, "c": 84},
+	}, {
+		name:  "an unresolved interval, wider than the links are apart, ties them",
+		links: map[string][3]float64{"fast": {100, 20, 180}, "slow": {25, 5, 60}},
+		nodes: []fwk.NodeInfo{node("fast"), node("slow")},
+		want:  map[string]int64{"fast": 100, "slow": 100},
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, _ := scoreCycle(t, newPlugin(t, measuredAt.Add(time.Second)), answerWithin(tc.links), tc.nodes)
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Errorf("scores %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// A lower bound keeps its bound: ranked at the faster link's bandwidth,
+// a link the probes could push only to 11 Mbit/s would take pods as if it
+// carried 100.
+func TestLowerBoundKeepsItsBound(t *testing.T) {
+	at := measuredAt.Format(time.RFC3339Nano)
+	body := []byte(fmt.Sprintf(`{"results": {
+		"bound": {"score": 1, "bandwidth_mbps": 11, "measured": {"bandwidth_mbps": {"value": 11, "low": 11, "at_least": true, "samples": 3, "measured_at": %q}}},
+		"fast": {"score": 1, "bandwidth_mbps": 100, "measured": {"bandwidth_mbps": {"value": 100, "low": 90, "high": 110, "samples": 3, "measured_at": %q}}}},
+		"timestamp": %q, "window_seconds": 5}`, at, at, measuredAt.Format(time.RFC3339)))
+	got, state := scoreCycle(t, newPlugin(t, measuredAt.Add(time.Second)), body, []fwk.NodeInfo{node("bound"), node("fast")})
+	// 8.8 below its target, too little for the 10 Mbit/s default need:
+	// ranked by it, 8.8 + 0.22 against 80 + 2.
+	if want := map[string]int64{"bound": 11, "fast": 100}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("scores %v, want %v", got, want)
+	}
+	if d := Describe(state, "bound"); strings.Contains(d, "ranked as") {
+		t.Errorf("Describe(bound) = %q: a lower bound must not be ranked as another link", d)
+	}
+}
+
+func TestDescribeNoise(t *testing.T) {
+	_, state := scoreCycle(t, newPlugin(t, measuredAt.Add(time.Second)),
+		answerWithin(map[string][3]float64{"a": {98, 88, 108}, "b": {103, 93, 113}}), []fwk.NodeInfo{node("a"), node("b")})
+	want := "98 Mbit/s free of 98 (ranked as 103: within the measurement's noise of a faster link), 78 below the 80 % target (use not measured, 0 counted for 0 pod(s) placed since the measurement)"
+	if got := Describe(state, "a"); got != want {
+		t.Errorf("Describe(a) = %q, want %q", got, want)
+	}
+	if got := Describe(state, "b"); strings.Contains(got, "ranked as") {
+		t.Errorf("Describe(b) = %q: the fastest link is ranked as itself", got)
 	}
 }

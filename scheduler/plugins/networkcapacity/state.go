@@ -25,6 +25,10 @@ type Link struct {
 	// BandwidthAtLeast.
 	BandwidthMbps    float64
 	BandwidthAtLeast bool
+	// RankedBandwidthMbps is the bandwidth Score ranks the link at: a
+	// faster link's, when this one's is within the noise of it
+	// (simclient.Link's); BandwidthMbps otherwise.
+	RankedBandwidthMbps float64
 	// UseMbps is the traffic measured on it, when UseMeasured.
 	UseMbps     float64
 	UseMeasured bool
@@ -44,15 +48,28 @@ type Link struct {
 // at, against one below it.
 const reserveWeight = 0.1
 
+// free is what a new pod would find free on the link, were its bandwidth
+// bandwidth: that less the use and the pods counted, at least 0; and how
+// much of it is below the target utilization.
+func (l Link) free(bandwidth float64) (free, belowTarget float64) {
+	free = bandwidth - l.CountedMbps
+	if l.UseMeasured {
+		free -= l.UseMbps
+	}
+	free = max(free, 0)
+	reserve := bandwidth * float64(100-l.TargetPercent) / 100
+	return free, max(free-reserve, 0)
+}
+
 // rankMbps is what Score ranks the link by: the bandwidth free below the
-// target, plus a tenth of what is free in the reserve above it. A link
-// filled to its target so ranks as if a tenth of its reserve were free,
-// below a link with more room than that under its own target, and links
-// all filled to their targets do not tie: a burst goes on spreading over
-// their reserves.
+// target, plus a tenth of what is free in the reserve above it, at the
+// ranked bandwidth. A link filled to its target so ranks as if a tenth of
+// its reserve were free, below a link with more room than that under its
+// own target, and links all filled to their targets do not tie: a burst
+// goes on spreading over their reserves.
 func (l Link) rankMbps() float64 {
-	reserve := l.FreeMbps - l.BelowTargetMbps
-	return l.BelowTargetMbps + reserveWeight*reserve
+	free, below := l.free(l.RankedBandwidthMbps)
+	return below + reserveWeight*(free-below)
 }
 
 // Clone returns c itself: a Cycle is never written after PreScore.
