@@ -83,7 +83,7 @@ if [ "$steps" = all ] || [ "$steps" = performance ]; then
 echo "bench: 1/5 Go benchmarks of the scoring cycle and of the work beside it ($runs runs)"
 benchtime=1s; [ "$mode" = smoke ] && benchtime=1x
 go test -vet=off -run '^$' -bench . -benchmem -benchtime "$benchtime" -count "$runs" \
-  ./scheduler/plugins/customscore/... | tee "$out/go-bench.txt" | grep -E '^(Benchmark|ok)'
+  ./scheduler/plugins/customscore/... ./scheduler/plugins/networkcapacity/ | tee "$out/go-bench.txt" | grep -E '^(Benchmark|ok)'
 
 echo "bench: 2/5 scheduler_perf, label $label ($runs runs)"
 # One go test per test case: each writes its results as soon as it ends.

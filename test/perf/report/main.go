@@ -164,7 +164,10 @@ func (r *report) markdown(machine, command string, plotted bool) string {
 	p("every node, NormalizeScore. `etag=true`: the simulator tags its answer and the plugin asks\n")
 	p("If-None-Match, so an unchanged answer is a 304 and the previous cycle's decoded results are reused;\n")
 	p("`etag=false`: a simulator that ignores conditional requests, every cycle decodes the full body.\n\n")
-	p("`Of` is the placement event's ranking of one pod (5000 scored nodes, 500 feasible), in the binding cycle.\n\n")
+	p("`Of` is the placement event's ranking of one pod (5000 scored nodes, 500 feasible), in the binding cycle.\n")
+	p("`CapacityPreScore` is NetworkCapacity's PreScore over every node, 10 pods on each, on an answer already decoded:\n")
+	p("`interval=true` with bandwidths served with 95 %% intervals, as the live simulator serves them (their ties are worked\n")
+	p("out once per answer, when it is decoded), `interval=false` without, as a scenario serves them.\n\n")
 	p("| benchmark | time/op | B/op | allocs/op | runs |\n|---|---|---|---|---|\n")
 	ns := r.goBench["ns/op"]
 	for _, name := range sortedKeys(ns) {
