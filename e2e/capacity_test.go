@@ -51,10 +51,11 @@ func (c *cluster) burstSpreadsOverLinks(ctx context.Context) {
 	}
 	perNode := map[string]int{}
 	mostCounted := 0
+	var event string
 	for _, name := range names {
 		node := c.scheduled(name)
 		perNode[node]++
-		event := c.placementEvent(name)
+		event = c.placementEvent(name)
 		if m := countedFor.FindStringSubmatch(event); m != nil {
 			n, _ := strconv.Atoi(m[2])
 			mostCounted = max(mostCounted, n)
@@ -62,7 +63,8 @@ func (c *cluster) burstSpreadsOverLinks(ctx context.Context) {
 			c.t.Errorf("%s's placement event says nothing counted against %s's link: %q", name, node, event)
 		}
 	}
-	c.t.Logf("burst of %d pods declaring %s: %v; at most %d pods counted against one link", linkBurstPods, linkBurstMbit, perNode, mostCounted)
+	c.t.Logf("burst of %d pods declaring %s: %v; at most %d pods counted against one link; the last placement event: %q",
+		linkBurstPods, linkBurstMbit, perNode, mostCounted, event)
 	for _, w := range workers {
 		if perNode[w] > 6 {
 			c.t.Errorf("%s took %d of the %d pods, want at most 6: %v", w, perNode[w], linkBurstPods, perNode)

@@ -179,8 +179,9 @@ func describe(l Link) string {
 	if l.BandwidthAtLeast {
 		bw = "≥ " + bw
 	}
-	if l.RankedBandwidthMbps != l.BandwidthMbps {
-		bw += fmt.Sprintf(" (ranked as %.0f: within the measurement's noise of a faster link)", l.RankedBandwidthMbps)
+	// Said only where it shows: two links at 98.9 and 99.4 are both 99.
+	if ranked := fmt.Sprintf("%.0f", l.RankedBandwidthMbps); ranked != fmt.Sprintf("%.0f", l.BandwidthMbps) {
+		bw += " (ranked as " + ranked + ": within the measurement's noise of a faster link)"
 	}
 	use := "use not measured"
 	if l.UseMeasured {

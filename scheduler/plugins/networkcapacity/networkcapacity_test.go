@@ -587,4 +587,10 @@ func TestDescribeNoise(t *testing.T) {
 	if got := Describe(state, "b"); strings.Contains(got, "ranked as") {
 		t.Errorf("Describe(b) = %q: the fastest link is ranked as itself", got)
 	}
+	// Tied at a bandwidth that reads the same: nothing to say.
+	_, state = scoreCycle(t, newPlugin(t, measuredAt.Add(time.Second)),
+		answerWithin(map[string][3]float64{"a": {98.9, 88, 108}, "b": {99.4, 89, 109}}), []fwk.NodeInfo{node("a"), node("b")})
+	if got := Describe(state, "a"); strings.Contains(got, "ranked as") {
+		t.Errorf("Describe(a) = %q: ranked as the same 99 Mbit/s it reads", got)
+	}
 }
