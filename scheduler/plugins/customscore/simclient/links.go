@@ -47,53 +47,106 @@ func (s *Simulation) Links() map[string]Link {
 	return s.links
 }
 
-// linksOf reads the links an answer describes.
+// linksOf reads the links an answer describes: in one pass without
+// reflection when the answer has the common shape (fastLinkReadings), else
+// with encoding/json. Both give the same links.
 func linksOf(body []byte) map[string]Link {
-	w := decodeWireMeta(body)
-	var stamp time.Time
-	if t, ok := parseTime(w.Timestamp); ok {
-		stamp = t
+	r, ok := fastLinkReadings(body)
+	if !ok {
+		r = slowLinkReadings(body)
 	}
-	window := time.Duration(max(w.WindowSeconds, 0)) * time.Second
+	stamp, _ := parseTime(r.timestamp) // zero when unreadable
+	window := time.Duration(max(r.windowSeconds, 0)) * time.Second
 	var links map[string]Link
-	for node, r := range w.Results {
-		bw := finite(r.BandwidthMbps)
-		if bw == nil || *bw < 0 {
+	for node, nr := range r.nodes {
+		l, ok := nr.link(stamp, window)
+		if !ok {
 			continue
 		}
-		l := Link{BandwidthMbps: *bw, BandwidthLowMbps: *bw, BandwidthHighMbps: *bw, WindowStart: stamp}
-		newest := time.Time{}
-		if m := r.Measured.BandwidthMbps; m != nil {
-			l.BandwidthAtLeast = m.AtLeast
-			// An end on the wrong side of the value is no interval.
-			if low := finite(m.Low); low != nil && *low >= 0 && *low <= *bw {
-				l.BandwidthLowMbps = *low
-			}
-			if high := finite(m.High); high != nil && *high >= *bw && !m.AtLeast {
-				l.BandwidthHighMbps = *high
-			}
-			if t, ok := parseTime(m.MeasuredAt); ok {
-				newest = t
-			}
-		}
-		if u := r.Measured.LinkUseMbps; u != nil {
-			if v := finite(u.Value); v != nil && *v >= 0 {
-				l.UseMbps, l.UseMeasured = *v, true
-				if t, ok := parseTime(u.MeasuredAt); ok {
-					newest = t
-				}
-			}
-		}
-		if !newest.IsZero() {
-			l.WindowStart = newest.Add(-window)
-		}
 		if links == nil {
-			links = map[string]Link{}
+			links = make(map[string]Link, len(r.nodes))
 		}
 		links[node] = l
 	}
 	tieBandwidths(links)
 	return links
+}
+
+// linkReadings are what an answer says of links, as read off the wire and
+// not yet judged: the fast and the slow reader both fill them.
+type linkReadings struct {
+	timestamp     string
+	windowSeconds int
+	nodes         map[string]linkReading
+}
+
+// linkReading is one node's entry: its bandwidth, the ends and time of the
+// bandwidth's estimate, and its link use.
+type linkReading struct {
+	bandwidth, low, high number
+	atLeast              bool
+	bandwidthAt          string
+	use                  number
+	useAt                string
+}
+
+// number is a finite JSON number; ok is false for none, null, a string or
+// any other value.
+type number struct {
+	v  float64
+	ok bool
+}
+
+func numberOf(v any) number {
+	if f := finite(v); f != nil {
+		return number{*f, true}
+	}
+	return number{}
+}
+
+// link judges r: false when it gives no finite bandwidth of at least 0.
+func (r linkReading) link(stamp time.Time, window time.Duration) (Link, bool) {
+	if !r.bandwidth.ok || r.bandwidth.v < 0 {
+		return Link{}, false
+	}
+	bw := r.bandwidth.v
+	l := Link{BandwidthMbps: bw, BandwidthLowMbps: bw, BandwidthHighMbps: bw, BandwidthAtLeast: r.atLeast, WindowStart: stamp}
+	// An end on the wrong side of the value is no interval.
+	if r.low.ok && r.low.v >= 0 && r.low.v <= bw {
+		l.BandwidthLowMbps = r.low.v
+	}
+	if r.high.ok && r.high.v >= bw && !r.atLeast {
+		l.BandwidthHighMbps = r.high.v
+	}
+	newest, _ := parseTime(r.bandwidthAt)
+	if r.use.ok && r.use.v >= 0 {
+		l.UseMbps, l.UseMeasured = r.use.v, true
+		if t, ok := parseTime(r.useAt); ok {
+			newest = t
+		}
+	}
+	if !newest.IsZero() {
+		l.WindowStart = newest.Add(-window)
+	}
+	return l, true
+}
+
+// slowLinkReadings reads body with encoding/json, as MetaOf does: every
+// shape and oddity the contract allows.
+func slowLinkReadings(body []byte) linkReadings {
+	w := decodeWireMeta(body)
+	r := linkReadings{timestamp: w.Timestamp, windowSeconds: w.WindowSeconds, nodes: make(map[string]linkReading, len(w.Results))}
+	for node, m := range w.Results {
+		nr := linkReading{bandwidth: numberOf(m.BandwidthMbps)}
+		if e := m.Measured.BandwidthMbps; e != nil {
+			nr.low, nr.high, nr.atLeast, nr.bandwidthAt = numberOf(e.Low), numberOf(e.High), e.AtLeast, e.MeasuredAt
+		}
+		if u := m.Measured.LinkUseMbps; u != nil {
+			nr.use, nr.useAt = numberOf(u.Value), u.MeasuredAt
+		}
+		r.nodes[node] = nr
+	}
+	return r
 }
 
 func parseTime(s string) (time.Time, bool) {
