@@ -105,31 +105,6 @@ func (p *parser) key() (string, bool, bool) {
 	return s, plain, true
 }
 
-// members reads an object, handing each key (aliasing the body, and
-// whether it is plain: see str) to member, which reads its value.
-func (p *parser) members(member func(key string, plain bool) bool) bool {
-	if !p.consume('{') {
-		return false
-	}
-	p.space()
-	if p.consume('}') {
-		return true
-	}
-	for {
-		key, plain, ok := p.key()
-		if !ok || !member(key, plain) {
-			return false
-		}
-		p.space()
-		if p.consume('}') {
-			return true
-		}
-		if !p.consume(',') {
-			return false
-		}
-	}
-}
-
 // str reads a string; plain reports one whose bytes are its value, returned
 // as they are: no escapes, and valid UTF-8 (encoding/json turns each invalid
 // byte into U+FFFD). Other strings are checked and skipped.
@@ -179,23 +154,36 @@ func (p *parser) str() (s string, plain bool, ok bool) {
 
 // results reads the results object, node name → result object.
 func (p *parser) results() (map[string]int64, bool) {
+	if !p.consume('{') {
+		return nil, false
+	}
 	scores := make(map[string]int64, len(p.b)/64)
-	ok := p.members(func(name string, plain bool) bool {
-		if !plain {
-			return false
+	p.space()
+	if p.consume('}') {
+		return scores, true
+	}
+	for {
+		name, plain, ok := p.key()
+		if !ok || !plain {
+			return nil, false
 		}
 		score, ok := p.result()
 		if !ok {
-			return false
+			return nil, false
 		}
 		if _, dup := scores[name]; dup {
-			return false
+			return nil, false
 		}
 		// The map outlives the body: copy the name out of it.
 		scores[strings.Clone(name)] = score
-		return true
-	})
-	return scores, ok
+		p.space()
+		if p.consume('}') {
+			return scores, true
+		}
+		if !p.consume(',') {
+			return nil, false
+		}
+	}
 }
 
 // result reads one node's object and returns its score × 1000; a null or
@@ -301,7 +289,23 @@ func (p *parser) skipValue(depth int) bool {
 		if depth >= maxNestingDepth {
 			return false
 		}
-		return p.members(func(string, bool) bool { return p.skipValue(depth + 1) })
+		p.i++
+		p.space()
+		if p.consume('}') {
+			return true
+		}
+		for {
+			if _, _, ok := p.key(); !ok || !p.skipValue(depth+1) {
+				return false
+			}
+			p.space()
+			if p.consume('}') {
+				return true
+			}
+			if !p.consume(',') {
+				return false
+			}
+		}
 	case c == '[':
 		if depth >= maxNestingDepth {
 			return false

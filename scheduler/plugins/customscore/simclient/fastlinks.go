@@ -134,6 +134,31 @@ func (p *parser) fields(open int, want []string, field func(key string) bool) bo
 	})
 }
 
+// members reads an object, handing each key (aliasing the body, and
+// whether it is plain: see str) to member, which reads its value.
+func (p *parser) members(member func(key string, plain bool) bool) bool {
+	if !p.consume('{') {
+		return false
+	}
+	p.space()
+	if p.consume('}') {
+		return true
+	}
+	for {
+		key, plain, ok := p.key()
+		if !ok || !member(key, plain) {
+			return false
+		}
+		p.space()
+		if p.consume('}') {
+			return true
+		}
+		if !p.consume(',') {
+			return false
+		}
+	}
+}
+
 // anyNumber reads any value, as encoding/json reads it into an any that
 // finite then judges: a number is its value, and every other value none.
 func (p *parser) anyNumber(open int) (number, bool) {
