@@ -118,7 +118,7 @@ func (p *parser) str() (s string, plain bool, ok bool) {
 		c := p.b[p.i]
 		switch {
 		case c == '"':
-			s = unsafe.String(unsafe.SliceData(p.b[start:p.i]), p.i-start)
+			s = p.since(start)
 			p.i++
 			return s, plain && utf8.ValidString(s), true
 		case c == '\\':
@@ -211,7 +211,7 @@ func (p *parser) result() (int64, bool) {
 			if !p.number() {
 				return 0, false
 			}
-			v, err := strconv.ParseFloat(unsafe.String(unsafe.SliceData(p.b[start:p.i]), p.i-start), 64)
+			v, err := strconv.ParseFloat(p.since(start), 64)
 			if err != nil {
 				return 0, false
 			}
@@ -331,16 +331,24 @@ func (p *parser) skipValue(depth int) bool {
 	case c == '-' || c >= '0' && c <= '9':
 		return p.number()
 	default:
-		for _, lit := range []string{"true", "false", "null"} {
-			if len(p.b)-p.i >= len(lit) && string(p.b[p.i:p.i+len(lit)]) == lit {
-				p.i += len(lit)
-				return true
-			}
-		}
-		return false
+		return p.literal("true") || p.literal("false") || p.literal("null")
 	}
 }
 
 func isHex(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+// literal consumes lit if the body goes on with it.
+func (p *parser) literal(lit string) bool {
+	if len(p.b)-p.i >= len(lit) && string(p.b[p.i:p.i+len(lit)]) == lit {
+		p.i += len(lit)
+		return true
+	}
+	return false
+}
+
+// since is the body from start to the parser's position, aliasing it.
+func (p *parser) since(start int) string {
+	return unsafe.String(unsafe.SliceData(p.b[start:p.i]), p.i-start)
 }

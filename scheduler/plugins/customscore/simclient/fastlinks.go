@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"strconv"
 	"strings"
-	"unsafe"
 )
 
 // fastLinkReadings reads what linksOf needs from the common shape of an
@@ -170,7 +169,7 @@ func (p *parser) anyNumber(open int) (number, bool) {
 		if !p.number() {
 			return number{}, false
 		}
-		v, err := strconv.ParseFloat(unsafe.String(unsafe.SliceData(p.b[start:p.i]), p.i-start), 64)
+		v, err := strconv.ParseFloat(p.since(start), 64)
 		// Out of range: encoding/json reports an error for it.
 		return number{v, true}, err == nil
 	}
@@ -187,7 +186,7 @@ func (p *parser) integer() (int, bool) {
 	if !p.number() || bytes.ContainsAny(p.b[start:p.i], ".eE") {
 		return 0, false
 	}
-	v, err := strconv.ParseInt(unsafe.String(unsafe.SliceData(p.b[start:p.i]), p.i-start), 10, 0)
+	v, err := strconv.ParseInt(p.since(start), 10, 0)
 	return int(v), err == nil
 }
 
@@ -213,11 +212,3 @@ func (p *parser) boolean() (bool, bool) {
 }
 
 func (p *parser) null() bool { return p.literal("null") }
-
-func (p *parser) literal(lit string) bool {
-	if len(p.b)-p.i >= len(lit) && string(p.b[p.i:p.i+len(lit)]) == lit {
-		p.i += len(lit)
-		return true
-	}
-	return false
-}
