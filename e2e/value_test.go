@@ -3,11 +3,11 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -19,18 +19,12 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
 	kns3 "kns3.dev/kns3"
-	"kns3.dev/kns3/internal/conditions"
 	"kns3.dev/kns3/internal/kindenv"
 	"kns3.dev/kns3/internal/netshape"
 	"kns3.dev/kns3/scheduler/apis/config"
 	"kns3.dev/kns3/simulator/api"
-	"kns3.dev/kns3/test/netbench"
 	"kns3.dev/kns3/test/perf/value"
 )
 
@@ -39,6 +33,7 @@ var (
 	valueOut       = flag.String("kns3.value-out", "", "write the value benchmark's results into this directory, one JSON file per workload (make bench)")
 	valueTrials    = flag.Int("kns3.value-trials", 1, "trials of every placement at each load level (make bench: 5)")
 	valueLevels    = flag.String("kns3.value-levels", "twice", "load levels, comma-separated, of below, equal and twice (make bench: all three)")
+	valueSplits    = flag.String("kns3.value-splits", "", "load levels, comma-separated, at which to run every split of the clients between the two links, each client held to its node, beside the default scheduler's placement (hack/bench/run.sh full splits: equal)")
 	valueWorkloads = flag.String("kns3.value-workloads", value.WorkloadNetbench, "the clients' servers, comma-separated, of netbench (its own HTTP server) and redis, run one after the other (make bench: both)")
 )
 
@@ -84,9 +79,11 @@ var valueLevelsByName = map[string]valueLevel{
 const uncountedProfile = "kns-3-uncounted"
 
 // A placement of the benchmark: which profile places the clients, with
-// which scenario in front of the measurements.
+// which scenario in front of the measurements; pin, when set, holds each
+// client to its node, the i-th client to pin[i].
 type valuePlacement struct {
 	name, scheduler, scenario string
+	pin                       []string
 }
 
 // valueLiveScenario is the scenario of the live placements: the
@@ -105,7 +102,7 @@ const valueLiveScenario = "source: value-live\nnodes: {}\n"
 // at twice the best link's capacity, the slower link takes some.
 func (c *cluster) valueBenchmark(ctx context.Context) {
 	c.t.Helper()
-	levels, workloads := c.parseValueFlags()
+	levels, splits, workloads := c.parseValueFlags()
 	c.deleteAll(ctx, "")
 	links := map[string]netshape.Shape{c.rigorous: slowLink, c.plain: bestLink}
 	for node, s := range links {
@@ -120,47 +117,85 @@ func (c *cluster) valueBenchmark(ctx context.Context) {
 	}
 	c.runUncountedProfile(ctx)
 	placements := []valuePlacement{
-		{value.PlacementDefault, "default-scheduler", ""},
+		{name: value.PlacementDefault, scheduler: "default-scheduler"},
 		// The sample scenario's numbers (deploy/base/sample-scenario.yaml)
 		// for the two workers.
-		{value.PlacementStatic, uncountedProfile, fmt.Sprintf(
+		{name: value.PlacementStatic, scheduler: uncountedProfile, scenario: fmt.Sprintf(
 			"source: value-static\nnodes:\n  %s: {latency_ms: 4, bandwidth_mbps: 1000, packet_loss: 0.01}\n  %s: {score: 0.40}\n",
 			c.rigorous, c.plain)},
-		{value.PlacementUncounted, uncountedProfile, valueLiveScenario},
-		{value.PlacementCapacity, config.ProfileName, valueLiveScenario},
+		{name: value.PlacementUncounted, scheduler: uncountedProfile, scenario: valueLiveScenario},
+		{name: value.PlacementCapacity, scheduler: config.ProfileName, scenario: valueLiveScenario},
 	}
 	c.setScenarioDoc(valueLiveScenario, servesSource("live+value-live"))
 	c.awaitLive("the shaped links measured", c.linksToldApart, 2*liveWindow+10*time.Second)
 
 	scenario := valueLiveScenario
 	for _, workload := range workloads {
-		report := c.valueWorkload(ctx, workload, levels, placements, &scenario)
-		if *valueOut == "" {
-			continue
+		server := c.workloadServer(ctx, workload)
+		if len(levels) > 0 {
+			report := c.valueWorkload(ctx, workload, server, levels, func(valueLevel) []valuePlacement { return placements }, &scenario)
+			c.writeValueReport(report, value.FileName(workload))
 		}
-		data, err := json.MarshalIndent(report, "", "  ")
-		if err != nil {
-			c.t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(*valueOut, value.FileName(workload)), data, 0o644); err != nil {
-			c.t.Fatal(err)
+		if len(splits) > 0 {
+			report := c.valueWorkload(ctx, workload, server, splits, c.splitPlacements, &scenario)
+			c.writeValueReport(report, value.SplitsFileName(workload))
 		}
 	}
 }
 
-// valueWorkload runs workload's clients at each level, trial after trial,
-// placed every way in rotating order; scenario is the scenario served
-// now, which a placement changes.
-func (c *cluster) valueWorkload(ctx context.Context, workload string, levels []valueLevel, placements []valuePlacement, scenario *string) value.Report {
+// splitPlacements are the default scheduler's placement of lv's clients,
+// then every split of them between the two links, most on the best link
+// first, as value.SplitPlacements names them: what any placement of the
+// clients would reach, which no scheduler's can beat.
+func (c *cluster) splitPlacements(lv valueLevel) []valuePlacement {
+	names := value.SplitPlacements(lv.clients)
+	placements := []valuePlacement{{name: names[0], scheduler: "default-scheduler"}}
+	for i, name := range names[1:] {
+		best := lv.clients - i
+		pin := make([]string, lv.clients)
+		for k := range pin {
+			pin[k] = c.rigorous
+			if k < best {
+				pin[k] = c.plain
+			}
+		}
+		placements = append(placements, valuePlacement{name: name, scheduler: "default-scheduler", pin: pin})
+	}
+	return placements
+}
+
+// writeValueReport writes report into -kns3.value-out as name, when set.
+func (c *cluster) writeValueReport(report value.Report, name string) {
 	c.t.Helper()
-	server := c.workloadServer(ctx, workload)
+	if *valueOut == "" {
+		return
+	}
+	data, err := json.MarshalIndent(report, "", "  ")
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(*valueOut, name), data, 0o644); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// valueWorkload runs workload's clients of server at each level, trial
+// after trial, placed every way placementsOf says for the level, in
+// rotating order; scenario is the scenario served now, which a placement
+// changes.
+func (c *cluster) valueWorkload(ctx context.Context, workload, server string, levels []valueLevel, placementsOf func(valueLevel) []valuePlacement, scenario *string) value.Report {
+	c.t.Helper()
 	report := value.Report{Version: kns3.Version, Date: time.Now().UTC(), DurationSeconds: valueDuration.Seconds(),
 		Workload: workload, ClientMbps: clientMbps, BestLinkMbps: bestLink.RateMbit,
 		PingIntervalMs: float64(clientPingInterval.Milliseconds()),
 		LinkMbps:       map[string]float64{c.rigorous: slowLink.RateMbit, c.plain: bestLink.RateMbit},
 		Links:          map[string]string{c.rigorous: slowLink.String(), c.plain: bestLink.String()}}
 	for _, lv := range levels {
+		placements := placementsOf(lv)
 		level := value.Level{Name: lv.name, Clients: lv.clients, DemandMbps: float64(lv.clients) * clientMbps}
+		if names := placementNames(placements); !slices.Equal(names, value.Placements) {
+			level.Placements = names
+		}
 		for trial := range *valueTrials {
 			tr := value.Trial{Placements: make([]value.Placement, len(placements))}
 			for k := range placements {
@@ -172,12 +207,12 @@ func (c *cluster) valueWorkload(ctx context.Context, workload string, levels []v
 					*scenario = pl.scenario
 				}
 				before := c.awaitQuietLinks(pl.scenario == valueLiveScenario)
-				p, pods := c.runClients(ctx, pl.name, pl.scheduler, server, lv.clients)
+				p, pods := c.runClients(ctx, pl.name, pl.scheduler, server, lv.clients, pl.pin)
 				tr.Order = append(tr.Order, pl.name)
 				tr.Placements[i] = p
 				c.t.Logf("%s, %s, trial %d: %-30s p50 %7.1f ms  p99 %7.1f ms  %5.1f Mbit/s  nodes %v; created after the simulator served %s",
 					workload, lv.name, trial+1, p.Name, p.P50Ms, p.P99Ms, p.Mbps, p.Nodes, c.describeWorkers(before))
-				c.checkPlacement(lv, p, pods, before)
+				c.checkPlacement(lv, pl, p, pods, before)
 			}
 			level.Trials = append(level.Trials, tr)
 		}
@@ -191,18 +226,23 @@ func (c *cluster) valueWorkload(ctx context.Context, workload string, levels []v
 	return report
 }
 
-// parseValueFlags reads -kns3.value-levels and -kns3.value-workloads.
-func (c *cluster) parseValueFlags() ([]valueLevel, []string) {
-	c.t.Helper()
-	var levels []valueLevel
-	for _, name := range strings.Split(*valueLevels, ",") {
-		lv, ok := valueLevelsByName[strings.TrimSpace(name)]
-		if !ok {
-			c.t.Fatalf("-kns3.value-levels: unknown level %q, want below, equal or twice", name)
-		}
-		levels = append(levels, lv)
+// placementNames are the placements' names, in order.
+func placementNames(placements []valuePlacement) []string {
+	names := make([]string, len(placements))
+	for i, p := range placements {
+		names[i] = p.name
 	}
-	var workloads []string
+	return names
+}
+
+// parseValueFlags reads -kns3.value-levels, -kns3.value-splits and
+// -kns3.value-workloads.
+func (c *cluster) parseValueFlags() (levels, splits []valueLevel, workloads []string) {
+	c.t.Helper()
+	levels, splits = c.parseLevels("-kns3.value-levels", *valueLevels), c.parseLevels("-kns3.value-splits", *valueSplits)
+	if len(levels)+len(splits) == 0 {
+		c.t.Fatal("-kns3.value-levels and -kns3.value-splits are both empty: nothing to run")
+	}
 	for _, w := range strings.Split(*valueWorkloads, ",") {
 		w = strings.TrimSpace(w)
 		if !slices.Contains(value.Workloads, w) {
@@ -213,14 +253,42 @@ func (c *cluster) parseValueFlags() ([]valueLevel, []string) {
 	if *valueTrials < 1 {
 		c.t.Fatalf("-kns3.value-trials=%d, want at least 1", *valueTrials)
 	}
-	return levels, workloads
+	return levels, splits, workloads
+}
+
+// parseLevels reads a comma-separated list of load levels from flag; an
+// empty list is none.
+func (c *cluster) parseLevels(flag, list string) []valueLevel {
+	c.t.Helper()
+	var levels []valueLevel
+	for _, name := range strings.Split(list, ",") {
+		if name = strings.TrimSpace(name); name == "" {
+			continue
+		}
+		lv, ok := valueLevelsByName[name]
+		if !ok {
+			c.t.Fatalf("%s: unknown level %q, want below, equal or twice", flag, name)
+		}
+		levels = append(levels, lv)
+	}
+	return levels
 }
 
 // checkPlacement checks what a placement must follow, whatever the
 // workload measures; before is the simulator's answer the clients were
 // created after.
-func (c *cluster) checkPlacement(lv valueLevel, p value.Placement, pods []clientPod, before api.SimulationResponse) {
+func (c *cluster) checkPlacement(lv valueLevel, pl valuePlacement, p value.Placement, pods []clientPod, before api.SimulationResponse) {
 	c.t.Helper()
+	if pl.pin != nil {
+		want := map[string]int{}
+		for _, node := range pl.pin {
+			want[node]++
+		}
+		if !maps.Equal(p.Nodes, want) {
+			c.t.Errorf("%s: clients on %v, want %v, the nodes they are held to", p.Name, p.Nodes, want)
+		}
+		return
+	}
 	switch p.Name {
 	case value.PlacementStatic:
 		if p.Nodes[c.rigorous] != lv.clients {
@@ -402,141 +470,5 @@ func (c *cluster) runUncountedProfile(ctx context.Context) {
 	}
 	if _, err := kindenv.WaitForScheduler(ctx, c.client, 3*time.Minute); err != nil {
 		c.t.Fatal(err)
-	}
-}
-
-// runClients runs clients netbench clients of server (their flag naming
-// it) placed by scheduler, held to the two shaped workers, and sums up what
-// they measured.
-func (c *cluster) runClients(ctx context.Context, name, scheduler, server string, clients int) (value.Placement, []clientPod) {
-	c.t.Helper()
-	// The burst is created without client-side throttling: a client
-	// created seconds after the first would be placed on a link the
-	// others' traffic already changed.
-	cfg := rest.CopyConfig(c.cfg)
-	cfg.QPS, cfg.Burst = 100, 100
-	burst, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	label := strings.NewReplacer(" ", "-", ",", "").Replace(strings.ToLower(name))
-	// The clients wait for each other at the server, so that the load
-	// level is the one they put on the links together: pods of one burst
-	// start seconds apart on a small host.
-	barrier := fmt.Sprintf("%s-%d", label, time.Now().UnixNano())
-	var names []string
-	for i := range clients {
-		pod := netbenchPod(fmt.Sprintf("client-%s-%d", label, i), scheduler, []string{"client", server,
-			"--duration=" + valueDuration.String(), fmt.Sprintf("--object-bytes=%d", clientObjectBytes),
-			fmt.Sprintf("--objects-per-second=%d", clientObjectsPerSecond), "--ping-interval=" + clientPingInterval.String(),
-			"--barrier=" + barrier, fmt.Sprintf("--barrier-size=%d", clients)})
-		pod.Labels["placement"] = label
-		pod.Annotations = map[string]string{"kubernetes.io/ingress-bandwidth": fmt.Sprintf("%gM", clientMbps)}
-		pod.Spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{
-			NodeSelectorTerms: []v1.NodeSelectorTerm{{MatchExpressions: []v1.NodeSelectorRequirement{{
-				Key: v1.LabelHostname, Operator: v1.NodeSelectorOpIn, Values: []string{c.rigorous, c.plain}}}}}}}}
-		if _, err := burst.CoreV1().Pods(c.ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
-			c.t.Fatal(err)
-		}
-		names = append(names, pod.Name)
-	}
-	p := value.Placement{Name: name, Nodes: map[string]int{}}
-	var pods []clientPod
-	for _, n := range names {
-		var pod *v1.Pod
-		if err := wait.PollUntilContextTimeout(ctx, time.Second, *valueDuration+2*waitTimeout, true, func(ctx context.Context) (bool, error) {
-			got, err := c.client.CoreV1().Pods(c.ns).Get(ctx, n, metav1.GetOptions{})
-			if err != nil {
-				return false, nil
-			}
-			pod = got
-			return got.Status.Phase == v1.PodSucceeded || got.Status.Phase == v1.PodFailed, nil
-		}); err != nil || pod.Status.Phase != v1.PodSucceeded {
-			c.t.Fatalf("client %s did not succeed (%v): %v", n, pod.Status.Phase, err)
-		}
-		raw, err := c.client.CoreV1().Pods(c.ns).GetLogs(n, &v1.PodLogOptions{}).DoRaw(ctx)
-		if err != nil {
-			c.t.Fatal(err)
-		}
-		var r netbench.Result
-		sc := bufio.NewScanner(strings.NewReader(string(raw)))
-		sc.Buffer(nil, 16<<20)
-		for sc.Scan() {
-			_ = json.Unmarshal(sc.Bytes(), &r)
-		}
-		if r.Node == "" {
-			c.t.Fatalf("client %s printed no result: %.200s", n, raw)
-		}
-		p.Nodes[pod.Spec.NodeName]++
-		p.Results = append(p.Results, r)
-		pods = append(pods, c.placedClient(pod))
-	}
-	c.deleteAll(ctx, "placement="+label)
-	p.Summarise()
-	return p, pods
-}
-
-// clientPod is a finished client: where and when it was placed.
-type clientPod struct {
-	name, node string
-	uid        types.UID
-	scheduled  time.Time
-}
-
-// clientPlacement is the client's placement event. Each trial's clients
-// reuse the names of the trial before, so the event is the one for this
-// pod's UID.
-func (c *cluster) clientPlacement(pod clientPod) string {
-	c.t.Helper()
-	var note string
-	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		events, err := conditions.PlacementEvents(ctx, c.client, c.ns, pod.name)
-		if err != nil {
-			return false, nil
-		}
-		for _, e := range events {
-			if e.InvolvedObject.UID == pod.uid {
-				note = e.Message
-				return true, nil
-			}
-		}
-		return false, nil
-	})
-	if err != nil {
-		c.t.Fatalf("client %s (uid %s) has no placement event: %v", pod.name, pod.uid, err)
-	}
-	return note
-}
-
-// placedClient reads a succeeded client's node and placement time (to the
-// second) from its status.
-func (c *cluster) placedClient(pod *v1.Pod) clientPod {
-	c.t.Helper()
-	cp := clientPod{name: pod.Name, node: pod.Spec.NodeName, uid: pod.UID}
-	for _, cond := range pod.Status.Conditions {
-		if cond.Type == v1.PodScheduled && cond.Status == v1.ConditionTrue {
-			cp.scheduled = cond.LastTransitionTime.Time
-		}
-	}
-	if cp.scheduled.IsZero() {
-		c.t.Fatalf("client %s: no placement time in its status", pod.Name)
-	}
-	return cp
-}
-
-// deleteAll deletes the namespace's pods that selector selects and waits
-// until they are gone.
-func (c *cluster) deleteAll(ctx context.Context, selector string) {
-	c.t.Helper()
-	zero := int64(0)
-	if err := c.client.CoreV1().Pods(c.ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero},
-		metav1.ListOptions{LabelSelector: selector}); err != nil {
-		c.t.Fatal(err)
-	}
-	if err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, waitTimeout, true, func(ctx context.Context) (bool, error) {
-		list, err := c.client.CoreV1().Pods(c.ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
-		return err == nil && len(list.Items) == 0, nil
-	}); err != nil {
-		c.t.Fatalf("pods %q of %s still there: %v", selector, c.ns, err)
 	}
 }

@@ -7,7 +7,9 @@
 # A second argument `reliability` runs only step 4 and its report; `value`
 # only step 5 (the value benchmark and the probe accuracy benchmark on a
 # shaped kind cluster, full mode: the kind suite runs the first briefly in
-# make test) and docs/value.md and docs/probe-accuracy.md; `event` only
+# make test) and docs/value.md and docs/probe-accuracy.md; `splits` only
+# step 6 (every split of the middle level's clients between the two links,
+# full mode) and its section of docs/value*.md; `event` only
 # the placement event's three scheduler_perf workloads (5000 nodes: event
 # on, off, and made but not written) and their section of
 # docs/performance.md; `performance` only steps 1-3 and docs/performance.md;
@@ -26,13 +28,13 @@ mode=${1:-full}
 case $mode in
   full) runs=${BENCH_RUNS:-3}; label=performance; out=_output/bench; docs=docs; dur=10s ;;
   smoke) runs=1; label=short; out=_output/bench-smoke; docs=$out/docs; dur=2s ;;
-  *) echo "usage: $0 [full|smoke] [all|performance|reliability|value|event|load]" >&2; exit 2 ;;
+  *) echo "usage: $0 [full|smoke] [all|performance|reliability|value|splits|event|load]" >&2; exit 2 ;;
 esac
 steps=${2:-all}
 case $steps in
   all|performance|reliability|load) ;;
-  event|value) [ "$mode" = full ] || { echo "$0: $steps runs in full mode only" >&2; exit 2; } ;;
-  *) echo "usage: $0 [full|smoke] [all|performance|reliability|value|event|load]" >&2; exit 2 ;;
+  event|value|splits) [ "$mode" = full ] || { echo "$0: $steps runs in full mode only" >&2; exit 2; } ;;
+  *) echo "usage: $0 [full|smoke] [all|performance|reliability|value|splits|event|load]" >&2; exit 2 ;;
 esac
 
 need=()
@@ -49,10 +51,11 @@ case $steps in
   performance) rm -rf "$out/perf" "$out/load" "$out/go-bench.txt" ;;
   reliability) rm -rf "$out/reliability" "$out/reliability.jsonl" ;;
   value) rm -rf "$out/value" "$out"/value*.json "$out/accuracy.json" ;;
+  splits) rm -rf "$out/splits" "$out"/splits*.json ;;
   event) rm -rf "$out/perf" ;;
   load) rm -rf "$out/load" ;;
 esac
-mkdir -p "$out/perf" "$out/load" "$out/reliability" "$out/value"
+mkdir -p "$out/perf" "$out/load" "$out/reliability" "$out/value" "$out/splits"
 abs=$(cd "$out" && pwd)
 
 # perf_case RUN CASE LABEL: one scheduler_perf test case, its DataItems
@@ -80,12 +83,12 @@ if [ "$steps" = event ]; then
 fi
 
 if [ "$steps" = all ] || [ "$steps" = performance ]; then
-echo "bench: 1/5 Go benchmarks of the scoring cycle and of the work beside it ($runs runs)"
+echo "bench: 1/6 Go benchmarks of the scoring cycle and of the work beside it ($runs runs)"
 benchtime=1s; [ "$mode" = smoke ] && benchtime=1x
 go test -vet=off -run '^$' -bench . -benchmem -benchtime "$benchtime" -count "$runs" \
   ./scheduler/plugins/customscore/... ./scheduler/plugins/networkcapacity/ | tee "$out/go-bench.txt" | grep -E '^(Benchmark|ok)'
 
-echo "bench: 2/5 scheduler_perf, label $label ($runs runs)"
+echo "bench: 2/6 scheduler_perf, label $label ($runs runs)"
 # One go test per test case: each writes its results as soon as it ends.
 # The profiles whose throughputs section 1 compares run one after the
 # other, in an order that rotates with the run, so none always runs first.
@@ -100,7 +103,7 @@ fi
 
 if [ "$steps" = all ] || [ "$steps" = performance ] || [ "$steps" = load ]; then
 
-echo "bench: 3/5 the simulator stub under load ($runs runs of $dur per request kind)"
+echo "bench: 3/6 the simulator stub under load ($runs runs of $dur per request kind)"
 go build -o "$out/simulator" ./simulator/cmd/simulator
 # An hour's window: the answer's ETag changes once a window, and the
 # conditional runs must ask with the one it has.
@@ -138,7 +141,7 @@ if [ "$mode" = smoke ]; then
 else
   rel_env=()
 fi
-echo "bench: 4/5 reliability under simulator faults ($runs runs${rel_env[*]:+, ${rel_env[*]}})"
+echo "bench: 4/6 reliability under simulator faults ($runs runs${rel_env[*]:+, ${rel_env[*]}})"
 for i in $(seq "$runs"); do
   start=$(date +%s)
   env "${rel_env[@]}" KNS3_RELIABILITY_OUT="$abs/reliability.jsonl" \
@@ -166,7 +169,7 @@ if [ "$mode" = full ] && { [ "$steps" = all ] || [ "$steps" = value ]; }; then
   workloads=${VALUE_WORKLOADS:-netbench,redis}
   tests='TestLiveNetwork|TestProbeAccuracy' accuracy=(-kns3.accuracy-out="$abs/accuracy.json") and=" and the probe accuracy benchmark"
   [ "${VALUE_ACCURACY:-1}" != 0 ] || { tests=TestLiveNetwork; accuracy=(); and=; }
-  echo "bench: 5/5 the value benchmark ($workloads; 15 s clients, 3 levels, 5 trials)$and on a shaped kind cluster"
+  echo "bench: 5/6 the value benchmark ($workloads; 15 s clients, 3 levels, 5 trials)$and on a shaped kind cluster"
   hack/dockerhost/setup.sh >/dev/null
   start=$(date +%s)
   go test -vet=off -tags e2e -count=1 -timeout 4h -v -run "^($tests)\$" ./e2e/ \
@@ -174,6 +177,26 @@ if [ "$mode" = full ] && { [ "$steps" = all ] || [ "$steps" = value ]; }; then
     -kns3.value-out="$abs" "${accuracy[@]}" >"$out/value/run.log" 2>&1 \
     || { grep -E '^(---|=== RUN|\s+(live|value|accuracy)_test|FAIL|panic|e2e)' "$out/value/run.log" | tail -40; exit 1; }
   grep -E '(live|value|accuracy)_test.go:[0-9]+: ((netbench|redis), (below|equal|twice) \(|[0-9]|unshaped|[0-9.]+ Mbit)' "$out/value/run.log" | sed 's/^ *[a-z]*_test.go:[0-9]*: /bench:   /'
+  echo "bench:   $(( $(date +%s) - start ))s"
+fi
+
+# Every split of the middle level's clients between the two links (e2e
+# TestLiveNetwork, -kns3.value-splits): each client held to a node, every
+# split beside the default scheduler's placement, three trials in rotating
+# order, for each workload of VALUE_WORKLOADS. What any placement reaches,
+# so that a goal no placement meets shows as such; splits.json and
+# splits-redis.json for their section of docs/value*.md. About 35 minutes
+# for both workloads with the node image built.
+if [ "$mode" = full ] && { [ "$steps" = all ] || [ "$steps" = splits ]; }; then
+  workloads=${VALUE_WORKLOADS:-netbench,redis}
+  echo "bench: 6/6 every split of the clients at the equal level ($workloads; 15 s clients, 3 trials) on a shaped kind cluster"
+  hack/dockerhost/setup.sh >/dev/null
+  start=$(date +%s)
+  go test -vet=off -tags e2e -count=1 -timeout 4h -v -run '^TestLiveNetwork$' ./e2e/ \
+    -kns3.value-duration=15s -kns3.value-trials=3 -kns3.value-levels= -kns3.value-splits=equal -kns3.value-workloads="$workloads" \
+    -kns3.value-out="$abs" >"$out/splits/run.log" 2>&1 \
+    || { grep -E '^(---|=== RUN|\s+(live|value)_test|FAIL|panic|e2e)' "$out/splits/run.log" | tail -40; exit 1; }
+  grep -E 'value_test.go:[0-9]+: (netbench|redis), equal \(' "$out/splits/run.log" | sed 's/^ *[a-z]*_test.go:[0-9]*: /bench:   /'
   echo "bench:   $(( $(date +%s) - start ))s"
 fi
 
@@ -195,5 +218,6 @@ case $mode-$steps in
   full-all) echo "bench: wrote $docs/performance.md, $docs/reliability.md, $docs/value.md and $docs/probe-accuracy.md" ;;
   smoke-all) echo "bench: wrote $docs/performance.md and $docs/reliability.md" ;;
   full-value) echo "bench: wrote $docs/value*.md and $docs/probe-accuracy.md" ;;
+  full-splits) echo "bench: wrote the splits' section of $docs/value*.md" ;;
   *) echo "bench: wrote $docs/$report.md" ;;
 esac

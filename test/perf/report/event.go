@@ -102,19 +102,19 @@ func writeEventReport(in, out string) error {
 		return err
 	}
 	r := &report{perf: perf}
-	return os.WriteFile(path, []byte(spliceSection(string(doc), eventHeading, r.eventSection())), 0o644)
+	return os.WriteFile(path, []byte(spliceSection(string(doc), eventHeading, r.eventSection(), "\n## Findings")), 0o644)
 }
 
 // spliceSection replaces the section of doc starting with heading, up to
 // the next "## " heading, with section; without one, section goes before
-// "## Findings", or at the end.
-func spliceSection(doc, heading, section string) string {
+// the line starting with before ("\n## Findings"), or at the end.
+func spliceSection(doc, heading, section, before string) string {
 	if !strings.HasSuffix(section, "\n") {
 		section += "\n"
 	}
 	start := strings.Index(doc, heading)
 	if start < 0 {
-		if f := strings.Index(doc, "\n## Findings"); f >= 0 {
+		if f := strings.Index(doc, before); f >= 0 {
 			return doc[:f+1] + section + doc[f:]
 		}
 		return strings.TrimRight(doc, "\n") + "\n\n" + section

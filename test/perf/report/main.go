@@ -19,17 +19,19 @@ func main() {
 	machine := flag.String("machine", "", "one line describing the machine")
 	command := flag.String("command", "make bench", "the command that reproduces the numbers")
 	findings := flag.String("findings", "docs/performance-findings.md", "hand-written analysis appended to the report, if the file exists")
-	reports := flag.String("report", "all", "which reports to write: all (performance, and reliability, value and probe accuracy when <in>/reliability.jsonl, <in>/value*.json and <in>/accuracy.json exist), performance, reliability, value, accuracy, or event (the placement event's section of an existing performance.md)")
+	reports := flag.String("report", "all", "which reports to write: all (performance, and reliability, value and probe accuracy when <in>/reliability.jsonl, <in>/value*.json and <in>/accuracy.json exist), performance, reliability, value, accuracy, splits (the splits' section of existing value reports) or event (the placement event's section of an existing performance.md)")
 	flag.Parse()
 	var err error
 	switch *reports {
 	case "all", "performance":
 		err = run(*in, *out, *machine, *command, *findings)
 	case "reliability", "value", "accuracy":
+	case "splits":
+		err = writeSplitsReports(*in, *out)
 	case "event":
 		err = writeEventReport(*in, *out)
 	default:
-		err = fmt.Errorf("-report %q: want all, performance, reliability, value, accuracy or event", *reports)
+		err = fmt.Errorf("-report %q: want all, performance, reliability, value, accuracy, splits or event", *reports)
 	}
 	if err == nil && (*reports == "all" || *reports == "reliability") {
 		rel := filepath.Join(*in, "reliability.jsonl")

@@ -62,7 +62,7 @@ func TestSpliceSection(t *testing.T) {
 		{"inserts before the findings", "# P\n\n## 4. x\n\n## Findings\n\nf\n", "# P\n\n## 4. x\n\n" + sec + "\n## Findings\n\nf\n"},
 		{"appends", "# P\n", "# P\n\n" + sec},
 	} {
-		if got := spliceSection(tc.doc, eventHeading, sec); got != tc.want {
+		if got := spliceSection(tc.doc, eventHeading, sec, "\n## Findings"); got != tc.want {
 			t.Errorf("%s:\ngot  %q\nwant %q", tc.name, got, tc.want)
 		}
 	}

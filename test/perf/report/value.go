@@ -89,7 +89,10 @@ func writeValue(in, plotDir, out, machine, command string) error {
 	for i := range r.Levels {
 		// A summary of other placements would mislabel the rows.
 		l := &r.Levels[i]
-		if !slices.EqualFunc(l.Summary, value.Placements, func(s value.Summary, name string) bool { return s.Name == name }) {
+		if !slices.Equal(l.PlacementNames(), value.Placements) {
+			return fmt.Errorf("%s: level %q: placements %q, want %q (a splits report goes in %s)", in, l.Name, l.PlacementNames(), value.Placements, value.SplitsFileName(r.Workload))
+		}
+		if !slices.EqualFunc(l.Summary, l.PlacementNames(), func(s value.Summary, name string) bool { return s.Name == name }) {
 			l.Summarise()
 		}
 	}
@@ -101,7 +104,15 @@ func writeValue(in, plotDir, out, machine, command string) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(out, page+".md"), []byte(valueMarkdown(r, machine, command, page+".png", plotted)), 0o644)
+	md := valueMarkdown(r, machine, command, page+".png", plotted)
+	splits, ok, err := readSplits(filepath.Dir(in), r.Workload)
+	if err != nil {
+		return err
+	}
+	if ok {
+		md = spliceSection(md, splitsHeading, splitsSection(splits, &r), "\n## Every trial")
+	}
+	return os.WriteFile(filepath.Join(out, page+".md"), []byte(md), 0o644)
 }
 
 // checkValue rejects a report the tables would misread: every ratio pairs
@@ -122,8 +133,8 @@ func checkValue(r value.Report) error {
 			for _, p := range tr.Placements {
 				got = append(got, p.Name)
 			}
-			if !slices.Equal(got, value.Placements) {
-				return fmt.Errorf("level %q, trial %d: placements %q, want %q in that order", l.Name, i+1, got, value.Placements)
+			if want := l.PlacementNames(); !slices.Equal(got, want) || got[0] != value.PlacementDefault {
+				return fmt.Errorf("level %q, trial %d: placements %q, want %q in that order, the default scheduler's first", l.Name, i+1, got, want)
 			}
 		}
 	}

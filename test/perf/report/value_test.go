@@ -221,3 +221,4 @@ func TestValuePlot(t *testing.T) {
 		t.Errorf("no value.png: %v", err)
 	}
 }
+

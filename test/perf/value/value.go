@@ -4,6 +4,7 @@
 package value
 
 import (
+	"fmt"
 	"slices"
 	"sort"
 	"time"
@@ -41,6 +42,33 @@ func FileName(workload string) string {
 // Placements are the placement names in report order.
 var Placements = []string{PlacementDefault, PlacementStatic, PlacementUncounted, PlacementCapacity}
 
+// SplitsFileName is where a run keeps workload's splits Report (every way
+// of splitting a level's clients between the two links), in its output
+// directory.
+func SplitsFileName(workload string) string {
+	if workload == WorkloadNetbench || workload == "" {
+		return "splits.json"
+	}
+	return "splits-" + workload + ".json"
+}
+
+// SplitName names the placement that holds best clients to the best link
+// and slow clients to the slower one.
+func SplitName(best, slow int) string {
+	return fmt.Sprintf("%d on the best link, %d on the slower", best, slow)
+}
+
+// SplitPlacements are a splits level's placements, in report order: the
+// default scheduler's, then every split of clients, most on the best link
+// first.
+func SplitPlacements(clients int) []string {
+	names := []string{PlacementDefault}
+	for best := clients; best >= 0; best-- {
+		names = append(names, SplitName(best, clients-best))
+	}
+	return names
+}
+
 // Report is one run of the value benchmark: at each load level, the same
 // clients placed four ways, trial after trial, on one shaped cluster.
 type Report struct {
@@ -68,13 +96,26 @@ type Level struct {
 	Name       string  `json:"name"`
 	Clients    int     `json:"clients"`
 	DemandMbps float64 `json:"demand_mbps"`
-	Trials     []Trial `json:"trials"`
-	// Summary is one entry per placement, in Placements order (Summarise).
+	// Placements names the placements of every trial, in report order;
+	// Placements (the package's) when empty. The first is the default
+	// scheduler's, which ratios compare with.
+	Placements []string `json:"placements,omitempty"`
+	Trials     []Trial  `json:"trials"`
+	// Summary is one entry per placement, in PlacementNames order
+	// (Summarise).
 	Summary []Summary `json:"summary"`
 }
 
+// PlacementNames are the level's placements in report order.
+func (l *Level) PlacementNames() []string {
+	if len(l.Placements) > 0 {
+		return l.Placements
+	}
+	return Placements
+}
+
 // Trial is one run of every placement; Order is the order they ran in,
-// Placements are in Placements order.
+// Placements are in its level's PlacementNames order.
 type Trial struct {
 	Order      []string    `json:"order"`
 	Placements []Placement `json:"placements"`
@@ -98,7 +139,7 @@ type Summary struct {
 // placement, or whose default measured nothing, adds no ratio.
 func (l *Level) Summarise() {
 	l.Summary = nil
-	for i, name := range Placements {
+	for i, name := range l.PlacementNames() {
 		s := Summary{Name: name}
 		var p99s, mbps, p99Ratios, mbpsRatios []float64
 		for _, tr := range l.Trials {

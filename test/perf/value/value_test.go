@@ -2,6 +2,7 @@ package value
 
 import (
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -70,5 +71,33 @@ func TestLevelSummarise(t *testing.T) {
 	l.Summarise()
 	if c := l.Summary[3]; c.WorstP99Ratio != 2 || c.MedianMbpsRatio != 1.2 {
 		t.Errorf("with an empty default: %+v", c)
+	}
+}
+
+func TestSplitsSummarise(t *testing.T) {
+	names := SplitPlacements(2)
+	want := []string{PlacementDefault, SplitName(2, 0), SplitName(1, 1), SplitName(0, 2)}
+	if !slices.Equal(names, want) {
+		t.Fatalf("SplitPlacements(2) = %q, want %q", names, want)
+	}
+	trial := func(def, packed float64) Trial {
+		return Trial{Order: names, Placements: []Placement{
+			{Name: names[0], P99Ms: def, Mbps: 100},
+			{Name: names[1], P99Ms: packed, Mbps: 150},
+			{Name: names[2], P99Ms: def, Mbps: 100},
+			{Name: names[3], P99Ms: 4 * def, Mbps: 25},
+		}}
+	}
+	l := Level{Placements: names, Trials: []Trial{trial(10, 5), trial(20, 30), trial(40, 10)}}
+	l.Summarise()
+	if len(l.Summary) != len(names) {
+		t.Fatalf("%d summaries, want one per split and the default's, %d", len(l.Summary), len(names))
+	}
+	// The packed split's p99 ratios 0.5, 1.5, 0.25 against its own trial's default.
+	if s := l.Summary[1]; s.Name != names[1] || s.MedianP99Ratio != 0.5 || s.WorstP99Ratio != 1.5 || s.MedianMbpsRatio != 1.5 {
+		t.Errorf("packed split's summary %+v", s)
+	}
+	if s := l.Summary[3]; s.MedianP99Ratio != 4 || s.WorstMbpsRatio != 0.25 {
+		t.Errorf("split onto the slower link: %+v", s)
 	}
 }

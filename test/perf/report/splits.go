@@ -1,0 +1,184 @@
+package main
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"kns3.dev/kns3/test/perf/value"
+)
+
+// splitsHeading starts the section of a value report on every split of
+// the clients between the two links.
+const splitsHeading = "## Every split of the clients"
+
+// readSplits reads workload's splits report from in: false when there is
+// none.
+func readSplits(in, workload string) (value.Report, bool, error) {
+	path := filepath.Join(in, value.SplitsFileName(workload))
+	data, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return value.Report{}, false, nil
+	}
+	if err != nil {
+		return value.Report{}, false, err
+	}
+	var r value.Report
+	if err := json.Unmarshal(data, &r); err != nil {
+		return value.Report{}, false, fmt.Errorf("%s: %w", path, err)
+	}
+	if err := checkValue(r); err != nil {
+		return value.Report{}, false, fmt.Errorf("%s: %w", path, err)
+	}
+	for i := range r.Levels {
+		l := &r.Levels[i]
+		if want := value.SplitPlacements(l.Clients); !slices.Equal(l.PlacementNames(), want) {
+			return value.Report{}, false, fmt.Errorf("%s: level %q: placements %q, want every split of %d clients, %q", path, l.Name, l.PlacementNames(), l.Clients, want)
+		}
+		l.Summarise()
+	}
+	return r, true, nil
+}
+
+// writeSplitsReports puts each workload's splits section into its value
+// report in out, in place of the one there, leaving the rest as it is:
+// the splits run on their own (hack/bench/run.sh full splits). main, the
+// value benchmark's results in in, says which split each placement chose.
+func writeSplitsReports(in, out string) error {
+	found := 0
+	for _, w := range value.Workloads {
+		splits, ok, err := readSplits(in, w)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			fmt.Fprintf(os.Stderr, "report: no %s, no splits for %s\n", filepath.Join(in, value.SplitsFileName(w)), w)
+			continue
+		}
+		found++
+		page := filepath.Join(out, strings.TrimSuffix(value.FileName(w), ".json")+".md")
+		doc, err := os.ReadFile(page)
+		if err != nil {
+			return fmt.Errorf("the splits go into the value report, which is not there: %w", err)
+		}
+		var main *value.Report
+		if data, err := os.ReadFile(filepath.Join(in, value.FileName(w))); err == nil {
+			var r value.Report
+			if err := json.Unmarshal(data, &r); err != nil {
+				return err
+			}
+			main = &r
+		}
+		section := splitsSection(splits, main)
+		if err := os.WriteFile(page, []byte(spliceSection(string(doc), splitsHeading, section, "\n## Every trial")), 0o644); err != nil {
+			return err
+		}
+	}
+	if found == 0 {
+		return fmt.Errorf("no splits results in %s", in)
+	}
+	return nil
+}
+
+// splitsSection tells what every split of the clients measured at each of
+// the splits report's levels: the best any placement on this cluster could
+// do, and which split each of main's placements chose (main may be nil).
+func splitsSection(r value.Report, main *value.Report) string {
+	var b strings.Builder
+	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	bestNode := ""
+	if nodes := names(r.LinkMbps); len(nodes) > 0 {
+		bestNode = slices.MaxFunc(nodes, func(a, c string) int { return cmp.Compare(r.LinkMbps[a], r.LinkMbps[c]) })
+	}
+	p("%s\n\n", splitsHeading)
+	p("Measured by `hack/bench/run.sh full splits` (KNS-3 %s, %s), on a cluster shaped as above: "+
+		"the same clients, each held to a node, so that every way of splitting them between the two links runs, "+
+		"beside the default scheduler's own placement, in rotating order, %.0f s each. "+
+		"A ratio compares a split with the default scheduler's placement of the same trial. "+
+		"No scheduler can place these clients better than the best split measured here.\n",
+		r.Version, r.Date.Format("2006-01-02"), r.DurationSeconds)
+	for _, l := range r.Levels {
+		p("\n### %s, %d clients\n\n%d trials.\n\n", levelTitle(l.Name), l.Clients, len(l.Trials))
+		chosen := chosenSplits(main, l.Name, bestNode)
+		p("| Placement | Median small-call p99 | Median throughput | p99 vs default (median, worst) | Throughput vs default (median, worst) | Chosen above, in trials |\n|---|---:|---:|---:|---:|---|\n")
+		for i, s := range l.Summary {
+			by := "—"
+			if i > 0 {
+				if c := chosen[l.Trials[0].Placements[i].Nodes[bestNode]]; len(c) > 0 {
+					by = strings.Join(c, "; ")
+				}
+			}
+			p("| %s | %.1f ms | %.1f Mbit/s | %.2f×, %.2f× | %.2f×, %.2f× | %s |\n", s.Name, s.MedianP99Ms, s.MedianMbps,
+				s.MedianP99Ratio, s.WorstP99Ratio, s.MedianMbpsRatio, s.WorstMbpsRatio, by)
+		}
+		p("\n%s\n", splitsVerdict(l))
+		p("\n| Trial | Ran | Placement | Small-call p50 | Small-call p99 | Throughput |\n|---:|---:|---|---:|---:|---:|\n")
+		for i, tr := range l.Trials {
+			for _, pl := range tr.Placements {
+				p("| %d | %d | %s | %.1f ms | %.1f ms | %.1f Mbit/s |\n", i+1, slices.Index(tr.Order, pl.Name)+1, pl.Name, pl.P50Ms, pl.P99Ms, pl.Mbps)
+			}
+		}
+	}
+	return b.String()
+}
+
+// chosenSplits says, for each count of clients on bestNode, which of
+// main's placements at level put that many there, and in how many of its
+// trials.
+func chosenSplits(main *value.Report, level, bestNode string) map[int][]string {
+	chosen := map[int][]string{}
+	if main == nil {
+		return chosen
+	}
+	for _, l := range main.Levels {
+		if l.Name != level {
+			continue
+		}
+		for i, name := range l.PlacementNames() {
+			counts := map[int]int{}
+			for _, tr := range l.Trials {
+				if i < len(tr.Placements) {
+					counts[tr.Placements[i].Nodes[bestNode]]++
+				}
+			}
+			for best, n := range counts {
+				chosen[best] = append(chosen[best], fmt.Sprintf("%s %d of %d", name, n, len(l.Trials)))
+			}
+		}
+	}
+	for _, c := range chosen {
+		slices.SortFunc(c, func(a, b string) int {
+			return cmp.Compare(slices.IndexFunc(value.Placements, func(n string) bool { return strings.HasPrefix(a, n+" ") }),
+				slices.IndexFunc(value.Placements, func(n string) bool { return strings.HasPrefix(b, n+" ") }))
+		})
+	}
+	return chosen
+}
+
+// splitsVerdict names the splits with the lowest median p99 ratio and the
+// highest median throughput ratio and, at the level where the demand
+// equals the best link's capacity, whether any split reaches Diktyo's goal.
+func splitsVerdict(l value.Level) string {
+	splits := l.Summary[1:]
+	low := slices.MinFunc(splits, func(a, b value.Summary) int { return cmp.Compare(a.MedianP99Ratio, b.MedianP99Ratio) })
+	high := slices.MaxFunc(splits, func(a, b value.Summary) int { return cmp.Compare(a.MedianMbpsRatio, b.MedianMbpsRatio) })
+	line := fmt.Sprintf("The lowest median p99 of any split: %.2f× the default scheduler's (%s). The highest median throughput: %.2f× (%s).",
+		low.MedianP99Ratio, low.Name, high.MedianMbpsRatio, high.Name)
+	if l.Name != "equal" {
+		return line
+	}
+	var reach []string
+	for _, s := range splits {
+		if s.MedianP99Ratio <= 0.55 && s.MedianMbpsRatio >= 1.22 {
+			reach = append(reach, s.Name)
+		}
+	}
+	if len(reach) == 0 {
+		return line + " No split reaches the goal at this level (p99 ≤ 0.55× and throughput ≥ 1.22×, medians): no placement of these clients on this cluster meets it."
+	}
+	return line + fmt.Sprintf(" The goal at this level (p99 ≤ 0.55× and throughput ≥ 1.22×, medians) is within reach: %s.", strings.Join(reach, "; "))
+}

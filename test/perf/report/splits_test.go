@@ -1,0 +1,148 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"kns3.dev/kns3/test/perf/value"
+)
+
+// splitsReport is every split of 2 clients at equal, w3 the best link,
+// two trials, each split's figures scaled by the trial's default.
+func splitsReport(packed figures) value.Report {
+	names := value.SplitPlacements(2)
+	nodes := []map[string]int{{"w2": 1, "w3": 1}, {"w3": 2}, {"w2": 1, "w3": 1}, {"w2": 2}}
+	perSplit := []figures{{100, 40}, packed, {100, 41}, {300, 20}}
+	l := value.Level{Name: "equal", Clients: 2, DemandMbps: 16, Placements: names}
+	for i, scale := range []float64{1, 1.5} {
+		tr := value.Trial{}
+		for k := range names {
+			tr.Order = append(tr.Order, names[(i+k)%len(names)])
+		}
+		for k, name := range names {
+			tr.Placements = append(tr.Placements, value.Placement{Name: name, Nodes: nodes[k],
+				P99Ms: perSplit[k].p99 * scale, Mbps: perSplit[k].mbps})
+		}
+		l.Trials = append(l.Trials, tr)
+	}
+	return value.Report{Version: "v0.1.0", DurationSeconds: 15, ClientMbps: 8, BestLinkMbps: 100,
+		Links:    map[string]string{"w2": "20 Mbit/s", "w3": "100 Mbit/s"},
+		LinkMbps: map[string]float64{"w2": 20, "w3": 100},
+		Levels:   []value.Level{l}}
+}
+
+func TestSplitsSection(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		packed figures
+		want   []string
+	}{{
+		name:   "out of reach",
+		packed: figures{80, 52},
+		want: []string{
+			"| 2 on the best link, 0 on the slower | 100.0 ms | 52.0 Mbit/s | 0.80×, 0.80× | 1.30×, 1.30× |",
+			"The lowest median p99 of any split: 0.80× the default scheduler's (2 on the best link, 0 on the slower). The highest median throughput: 1.30× (2 on the best link, 0 on the slower).",
+			"No split reaches the goal at this level",
+		},
+	}, {
+		name:   "within reach",
+		packed: figures{50, 52},
+		want: []string{
+			"| 2 on the best link, 0 on the slower | 62.5 ms | 52.0 Mbit/s | 0.50×, 0.50× | 1.30×, 1.30× |",
+			"is within reach: 2 on the best link, 0 on the slower.",
+		},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			write := func(name string, r value.Report) {
+				data, err := json.Marshal(r)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			main := valueReport()
+			write(value.FileName(""), main)
+			write(value.SplitsFileName(""), splitsReport(tc.packed))
+			if err := writeValue(filepath.Join(dir, value.FileName("")), filepath.Join(dir, "plot"), dir, "2 cores", "make bench"); err != nil {
+				t.Fatal(err)
+			}
+			data, err := os.ReadFile(filepath.Join(dir, "value.md"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			md := string(data)
+			at, trials := strings.Index(md, splitsHeading), strings.Index(md, "\n## Every trial")
+			if at < 0 || trials < at {
+				t.Fatalf("want the splits section before the trials:\n%s", md)
+			}
+			// The main report's equal level puts 6 of its 12 clients on w3 in
+			// every placement, none of which is a split of 2.
+			for _, want := range append(tc.want, "| 1 on the best link, 1 on the slower | 125.0 ms | 41.0 Mbit/s | 1.00×, 1.00× | 1.02×, 1.02× | — |") {
+				if !strings.Contains(md[at:trials], want) {
+					t.Errorf("splits section lacks %q:\n%s", want, md[at:trials])
+				}
+			}
+
+			// Run on their own, the splits replace the section in place.
+			write(value.SplitsFileName(""), splitsReport(figures{70, 52}))
+			if err := writeSplitsReports(dir, dir); err != nil {
+				t.Fatal(err)
+			}
+			data, err = os.ReadFile(filepath.Join(dir, "value.md"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			again := string(data)
+			if strings.Count(again, splitsHeading) != 1 || !strings.Contains(again, "| 2 on the best link, 0 on the slower | 87.5 ms |") ||
+				again[:at] != md[:at] || again[strings.Index(again, "\n## Every trial"):] != md[trials:] {
+				t.Errorf("splits not replaced in place:\n%s", again)
+			}
+		})
+	}
+}
+
+func TestChosenSplits(t *testing.T) {
+	main := valueReport()
+	// Trial 2 of equal: live with capacity puts 10 of 12 on w3.
+	main.Levels[1].Trials[1].Placements[3].Nodes = map[string]int{"w3": 10, "w2": 2}
+	chosen := chosenSplits(&main, "equal", "w3")
+	if got, want := strings.Join(chosen[6], "; "), "default scheduler 2 of 2; KNS-3, static scenario 2 of 2; KNS-3 live, without capacity 2 of 2; KNS-3 live, with capacity 1 of 2"; got != want {
+		t.Errorf("6 on w3: %q, want %q", got, want)
+	}
+	if got, want := strings.Join(chosen[10], "; "), "KNS-3 live, with capacity 1 of 2"; got != want {
+		t.Errorf("10 on w3: %q, want %q", got, want)
+	}
+	if len(chosenSplits(nil, "equal", "w3")) != 0 {
+		t.Error("no main report: want nothing chosen")
+	}
+}
+
+func TestSplitsRejected(t *testing.T) {
+	dir := t.TempDir()
+	// A split left out: 0 on the best link.
+	r := splitsReport(figures{80, 52})
+	l := &r.Levels[0]
+	l.Placements = l.Placements[:3]
+	for i := range l.Trials {
+		l.Trials[i].Placements = l.Trials[i].Placements[:3]
+	}
+	data, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, value.SplitsFileName("")), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := readSplits(dir, ""); err == nil || !strings.Contains(err.Error(), "every split") {
+		t.Errorf("splits report of the four placements: error %v, want one saying it needs every split", err)
+	}
+	if err := writeSplitsReports(t.TempDir(), dir); err == nil {
+		t.Error("no splits results: want an error")
+	}
+}
