@@ -297,8 +297,8 @@ func valueGoals(r value.Report) []string {
 		if measured {
 			c := l.Summary[placementCapacity]
 			met = c.MedianMbpsRatio >= 1 && c.MedianP99Ratio <= 1 && c.WorstMbpsRatio >= 0.95 && c.WorstP99Ratio <= 1.05
-			line += fmt.Sprintf("throughput %.2f× median, %.2f× worst; p99 %.2f× median, %.2f× worst ",
-				c.MedianMbpsRatio, c.WorstMbpsRatio, c.MedianP99Ratio, c.WorstP99Ratio)
+			line += fmt.Sprintf("throughput %s median, %s worst; p99 %s median, %s worst ",
+				against(c.MedianMbpsRatio, 1), against(c.WorstMbpsRatio, 0.95), against(c.MedianP99Ratio, 1), against(c.WorstP99Ratio, 1.05))
 		}
 		lines = append(lines, line+"(goal: median throughput ≥ 1.0× and p99 ≤ 1.0×, no trial below 0.95× throughput or above 1.05× p99): "+verdict(measured, met))
 	}
@@ -309,7 +309,7 @@ func valueGoals(r value.Report) []string {
 	if equalMeasured {
 		c := equal.Summary[placementCapacity]
 		equalMet = c.MedianP99Ratio <= 0.55 && c.MedianMbpsRatio >= 1.22
-		line += fmt.Sprintf("p99 %.2f×, throughput %.2f× (medians) ", c.MedianP99Ratio, c.MedianMbpsRatio)
+		line += fmt.Sprintf("p99 %s, throughput %s (medians) ", against(c.MedianP99Ratio, 0.55), against(c.MedianMbpsRatio, 1.22))
 	}
 	lines = append(lines, line+"(goal: p99 ≤ 0.55×, throughput ≥ 1.22×, Diktyo's −45 % and +22 %): "+verdict(equalMeasured, equalMet))
 
@@ -327,9 +327,19 @@ func valueGoals(r value.Report) []string {
 	if len(ratios) > 0 {
 		m := medianOf(ratios)
 		twiceMet = m >= 1.2
-		line += fmt.Sprintf("throughput %.2f× (median over %d trials) ", m, len(ratios))
+		line += fmt.Sprintf("throughput %s (median over %d trials) ", against(m, 1.2), len(ratios))
 	}
 	return append(lines, line+"(goal: ≥ 1.2×): "+verdict(len(ratios) > 0, twiceMet))
+}
+
+// against prints a ratio that a goal compares with bound: to two places,
+// or to four when two would round it onto the bound and hide which side
+// of it the ratio is on (0.9994× against 1.0 reads "1.00×" and fails).
+func against(ratio, bound float64) string {
+	if s := fmt.Sprintf("%.2f", ratio); s == fmt.Sprintf("%.2f", bound) && ratio != bound {
+		return fmt.Sprintf("%.4f×", ratio)
+	}
+	return fmt.Sprintf("%.2f×", ratio)
 }
 
 // medianOf is the middle value, or the mean of the two middle ones.

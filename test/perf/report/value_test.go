@@ -222,3 +222,20 @@ func TestValuePlot(t *testing.T) {
 	}
 }
 
+func TestAgainst(t *testing.T) {
+	for _, tc := range []struct {
+		ratio, bound float64
+		want         string
+	}{
+		{0.9994, 1, "0.9994×"},
+		{1.0004, 1, "1.0004×"},
+		{1, 1, "1.00×"},
+		{1.35, 1, "1.35×"},
+		{0.551, 0.55, "0.5510×"},
+		{0.38, 0.55, "0.38×"},
+	} {
+		if got := against(tc.ratio, tc.bound); got != tc.want {
+			t.Errorf("against(%g, %g) = %q, want %q", tc.ratio, tc.bound, got, tc.want)
+		}
+	}
+}
