@@ -8,8 +8,8 @@
 # only step 5 (the value benchmark and the probe accuracy benchmark on a
 # shaped kind cluster, full mode: the kind suite runs the first briefly in
 # make test) and docs/value.md and docs/probe-accuracy.md; `splits` only
-# step 6 (every split of the middle level's clients between the two links,
-# full mode) and its section of docs/value*.md; `event` only
+# step 6 (every split of a level's clients between the two links, full
+# mode) and its section of docs/value*.md; `event` only
 # the placement event's three scheduler_perf workloads (5000 nodes: event
 # on, off, and made but not written) and their section of
 # docs/performance.md; `performance` only steps 1-3 and docs/performance.md;
@@ -180,23 +180,25 @@ if [ "$mode" = full ] && { [ "$steps" = all ] || [ "$steps" = value ]; }; then
   echo "bench:   $(( $(date +%s) - start ))s"
 fi
 
-# Every split of the middle level's clients between the two links (e2e
-# TestLiveNetwork, -kns3.value-splits): each client held to a node, every
-# split beside the default scheduler's placement, three trials in rotating
-# order, for each workload of VALUE_WORKLOADS. What any placement reaches,
-# so that a goal no placement meets shows as such; splits.json and
-# splits-redis.json for their section of docs/value*.md. About 35 minutes
-# for both workloads with the node image built.
+# Every split of the clients of each level of VALUE_SPLITS (default equal)
+# between the two links (e2e TestLiveNetwork, -kns3.value-splits): each
+# client held to a node, every split beside the default scheduler's
+# placement, three trials in rotating order, for each workload of
+# VALUE_WORKLOADS. What any placement reaches, so that a goal no placement
+# meets shows as such; splits.json and splits-redis.json for their section
+# of docs/value*.md. About 25 minutes for equal and both workloads, 45 for
+# twice, with the node image built.
 if [ "$mode" = full ] && { [ "$steps" = all ] || [ "$steps" = splits ]; }; then
   workloads=${VALUE_WORKLOADS:-netbench,redis}
-  echo "bench: 6/6 every split of the clients at the equal level ($workloads; 15 s clients, 3 trials) on a shaped kind cluster"
+  splits=${VALUE_SPLITS:-equal}
+  echo "bench: 6/6 every split of the clients at $splits ($workloads; 15 s clients, 3 trials) on a shaped kind cluster"
   hack/dockerhost/setup.sh >/dev/null
   start=$(date +%s)
   go test -vet=off -tags e2e -count=1 -timeout 4h -v -run '^TestLiveNetwork$' ./e2e/ \
-    -kns3.value-duration=15s -kns3.value-trials=3 -kns3.value-levels= -kns3.value-splits=equal -kns3.value-workloads="$workloads" \
+    -kns3.value-duration=15s -kns3.value-trials=3 -kns3.value-levels= -kns3.value-splits="$splits" -kns3.value-workloads="$workloads" \
     -kns3.value-out="$abs" >"$out/splits/run.log" 2>&1 \
     || { grep -E '^(---|=== RUN|\s+(live|value)_test|FAIL|panic|e2e)' "$out/splits/run.log" | tail -40; exit 1; }
-  grep -E 'value_test.go:[0-9]+: (netbench|redis), equal \(' "$out/splits/run.log" | sed 's/^ *[a-z]*_test.go:[0-9]*: /bench:   /'
+  grep -E '_test.go:[0-9]+: (netbench|redis), (below|equal|twice) \(' "$out/splits/run.log" | sed 's/^ *[a-z]*_test.go:[0-9]*: /bench:   /'
   echo "bench:   $(( $(date +%s) - start ))s"
 fi
 

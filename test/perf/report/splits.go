@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -95,12 +96,20 @@ func splitsSection(r value.Report, main *value.Report) string {
 		bestNode = slices.MaxFunc(nodes, func(a, c string) int { return cmp.Compare(r.LinkMbps[a], r.LinkMbps[c]) })
 	}
 	p("%s\n\n", splitsHeading)
-	p("Measured by `hack/bench/run.sh full splits` (KNS-3 %s, %s), on a cluster shaped as above: "+
+	command := "hack/bench/run.sh full splits"
+	var levels []string
+	for _, l := range r.Levels {
+		levels = append(levels, l.Name)
+	}
+	if !slices.Equal(levels, []string{"equal"}) {
+		command = "VALUE_SPLITS=" + strings.Join(levels, ",") + " " + command
+	}
+	p("Measured by `%s` (KNS-3 %s, %s), on a cluster shaped as above: "+
 		"the same clients, each held to a node, so that every way of splitting them between the two links runs, "+
 		"beside the default scheduler's own placement, in rotating order, %.0f s each. "+
 		"A ratio compares a split with the default scheduler's placement of the same trial. "+
 		"No scheduler can place these clients better than the best split measured here.\n",
-		r.Version, r.Date.Format("2006-01-02"), r.DurationSeconds)
+		command, r.Version, r.Date.Format("2006-01-02"), r.DurationSeconds)
 	for _, l := range r.Levels {
 		p("\n### %s, %d clients\n\n%d trials.\n\n", levelTitle(l.Name), l.Clients, len(l.Trials))
 		chosen := chosenSplits(main, l.Name, bestNode)
@@ -116,6 +125,12 @@ func splitsSection(r value.Report, main *value.Report) string {
 				s.MedianP99Ratio, s.WorstP99Ratio, s.MedianMbpsRatio, s.WorstMbpsRatio, by)
 		}
 		p("\n%s\n", splitsVerdict(l))
+		if line := heldDefaultLine(l, bestNode); line != "" {
+			p("\n%s\n", line)
+		}
+		if line := runsApartLine(main, l, bestNode); line != "" {
+			p("\n%s\n", line)
+		}
 		p("\n| Trial | Ran | Placement | Small-call p50 | Small-call p99 | Throughput |\n|---:|---:|---|---:|---:|---:|\n")
 		for i, tr := range l.Trials {
 			for _, pl := range tr.Placements {
@@ -181,4 +196,58 @@ func splitsVerdict(l value.Level) string {
 		return line + " No split reaches the goal at this level (p99 ≤ 0.55× and throughput ≥ 1.22×, medians): no placement of these clients on this cluster meets it."
 	}
 	return line + fmt.Sprintf(" The goal at this level (p99 ≤ 0.55× and throughput ≥ 1.22×, medians) is within reach: %s.", strings.Join(reach, "; "))
+}
+
+// heldDefaultLine compares, trial by trial, the default scheduler's
+// placement with the split that holds its clients where it put them: the
+// same placement measured twice in one trial, so its ratio is this
+// cluster's noise between two runs. Empty when no trial has that split.
+func heldDefaultLine(l value.Level, bestNode string) string {
+	var ratios []float64
+	for _, tr := range l.Trials {
+		def := tr.Placements[0]
+		for _, pl := range tr.Placements[1:] {
+			if pl.Nodes[bestNode] == def.Nodes[bestNode] && def.P99Ms > 0 {
+				ratios = append(ratios, pl.P99Ms/def.P99Ms)
+			}
+		}
+	}
+	if len(ratios) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("The default scheduler's own split, held, against the default scheduler's run of it in the same trial: "+
+		"p99 %.2f× median, %.2f×–%.2f× over %d trials. The same placement measured twice differs that much; "+
+		"a difference of that size between two placements is noise.",
+		medianOf(ratios), slices.Min(ratios), slices.Max(ratios), len(ratios))
+}
+
+// runsApartLine compares the value run above with this one at level l:
+// the default scheduler's median p99 in each, and the median p99 of the
+// split KNS-3 live with capacity chose most often, above and here. Each
+// run's ratios are to its own default, so a default that measured
+// differently moves them all. Empty when main has no such level.
+func runsApartLine(main *value.Report, l value.Level, bestNode string) string {
+	if main == nil {
+		return ""
+	}
+	i := slices.IndexFunc(main.Levels, func(m value.Level) bool { return m.Name == l.Name })
+	if i < 0 || len(main.Levels[i].Trials) == 0 {
+		return ""
+	}
+	above := main.Levels[i]
+	above.Summarise()
+	counts := map[int]int{}
+	for _, tr := range above.Trials {
+		counts[tr.Placements[placementCapacity].Nodes[bestNode]]++
+	}
+	chosen := slices.MaxFunc(slices.Collect(maps.Keys(counts)), func(a, b int) int { return cmp.Or(cmp.Compare(counts[a], counts[b]), cmp.Compare(a, b)) })
+	at := slices.IndexFunc(l.Trials[0].Placements, func(p value.Placement) bool { return p.Name != value.PlacementDefault && p.Nodes[bestNode] == chosen })
+	if at < 0 {
+		return ""
+	}
+	return fmt.Sprintf("Run apart, the same placements measured differently: the default scheduler's median p99 was %.1f ms in the value run above and %.1f ms here; "+
+		"%s, the split live with capacity chose in %d of %d trials above, %.1f ms above and %.1f ms here. "+
+		"A ratio to the default scheduler holds only within its own run.",
+		above.Summary[placementDefault].MedianP99Ms, l.Summary[0].MedianP99Ms,
+		l.Summary[at].Name, counts[chosen], len(above.Trials), above.Summary[placementCapacity].MedianP99Ms, l.Summary[at].MedianP99Ms)
 }

@@ -83,6 +83,8 @@ func TestSplitsSection(t *testing.T) {
 			}
 			// The main report's equal level puts 6 of its 12 clients on w3 in
 			// every placement, none of which is a split of 2.
+			// The default's split, 1 and 1, is held at the default's p99 in both trials.
+			tc.want = append(tc.want, "p99 1.00× median, 1.00×–1.00× over 2 trials")
 			for _, want := range append(tc.want, "| 1 on the best link, 1 on the slower | 125.0 ms | 41.0 Mbit/s | 1.00×, 1.00× | 1.02×, 1.02× | — |") {
 				if !strings.Contains(md[at:trials], want) {
 					t.Errorf("splits section lacks %q:\n%s", want, md[at:trials])
@@ -144,5 +146,43 @@ func TestSplitsRejected(t *testing.T) {
 	}
 	if err := writeSplitsReports(t.TempDir(), dir); err == nil {
 		t.Error("no splits results: want an error")
+	}
+}
+
+func TestHeldDefaultLine(t *testing.T) {
+	r := splitsReport(figures{80, 52})
+	l := &r.Levels[0]
+	// Held, the default's split measured 1.5× and 0.5× its p99.
+	l.Trials[0].Placements[2].P99Ms = 150
+	l.Trials[1].Placements[2].P99Ms = 75
+	if got, want := heldDefaultLine(*l, "w3"), "p99 1.00× median, 0.50×–1.50× over 2 trials"; !strings.Contains(got, want) {
+		t.Errorf("heldDefaultLine: %q, want it to say %q", got, want)
+	}
+	for i := range l.Trials {
+		l.Trials[i].Placements[0].Nodes = map[string]int{"w3": 7}
+	}
+	if got := heldDefaultLine(*l, "w3"); got != "" {
+		t.Errorf("no split holds the default's placement: %q, want no line", got)
+	}
+}
+
+func TestRunsApartLine(t *testing.T) {
+	main := valueReport()
+	splits := splitsReport(figures{80, 52})
+	l := splits.Levels[0]
+	l.Summarise()
+	if got := runsApartLine(&main, l, "w3"); got != "" {
+		t.Errorf("live with capacity chose 6 on w3, no split of 2 clients: %q, want no line", got)
+	}
+	for i := range main.Levels[1].Trials {
+		main.Levels[1].Trials[i].Placements[placementCapacity].Nodes = map[string]int{"w3": 2}
+	}
+	want := "the default scheduler's median p99 was 900.0 ms in the value run above and 125.0 ms here; " +
+		"2 on the best link, 0 on the slower, the split live with capacity chose in 2 of 2 trials above, 440.0 ms above and 100.0 ms here."
+	if got := runsApartLine(&main, l, "w3"); !strings.Contains(got, want) {
+		t.Errorf("runsApartLine: %q, want it to say %q", got, want)
+	}
+	if got := runsApartLine(nil, l, "w3"); got != "" {
+		t.Errorf("no value run: %q, want no line", got)
 	}
 }
