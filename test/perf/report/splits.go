@@ -181,8 +181,8 @@ func splitsVerdict(l value.Level) string {
 	splits := l.Summary[1:]
 	low := slices.MinFunc(splits, func(a, b value.Summary) int { return cmp.Compare(a.MedianP99Ratio, b.MedianP99Ratio) })
 	high := slices.MaxFunc(splits, func(a, b value.Summary) int { return cmp.Compare(a.MedianMbpsRatio, b.MedianMbpsRatio) })
-	line := fmt.Sprintf("The lowest median p99 of any split: %.2f× the default scheduler's (%s). The highest median throughput: %.2f× (%s).",
-		low.MedianP99Ratio, low.Name, high.MedianMbpsRatio, high.Name)
+	line := fmt.Sprintf("The lowest median p99 of any split: %s the default scheduler's (%s). The highest median throughput: %s (%s).",
+		against(low.MedianP99Ratio, 1), low.Name, against(high.MedianMbpsRatio, 1), high.Name)
 	if l.Name != "equal" {
 		return line
 	}
@@ -216,8 +216,7 @@ func heldDefaultLine(l value.Level, bestNode string) string {
 		return ""
 	}
 	return fmt.Sprintf("The default scheduler's own split, held, against the default scheduler's run of it in the same trial: "+
-		"p99 %.2f× median, %.2f×–%.2f× over %d trials. The same placement measured twice differs that much; "+
-		"a difference of that size between two placements is noise.",
+		"p99 %.2f× median, %.2f×–%.2f× over %d trials: the same placement, run twice in a trial, measured that far apart.",
 		medianOf(ratios), slices.Min(ratios), slices.Max(ratios), len(ratios))
 }
 
