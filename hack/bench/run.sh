@@ -186,8 +186,8 @@ fi
 # placement, three trials in rotating order, for each workload of
 # VALUE_WORKLOADS. What any placement reaches, so that a goal no placement
 # meets shows as such; splits.json and splits-redis.json for their section
-# of docs/value*.md. About 25 minutes for equal and both workloads, 45 for
-# twice, with the node image built.
+# of docs/value*.md. With the node image built, equal for both workloads
+# took 28 minutes; equal and twice for netbench alone, 40.
 if [ "$mode" = full ] && { [ "$steps" = all ] || [ "$steps" = splits ]; }; then
   workloads=${VALUE_WORKLOADS:-netbench,redis}
   splits=${VALUE_SPLITS:-equal}
