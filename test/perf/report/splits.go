@@ -112,7 +112,7 @@ func splitsSection(r value.Report, main *value.Report) string {
 		command, r.Version, r.Date.Format("2006-01-02"), r.DurationSeconds)
 	for _, l := range r.Levels {
 		p("\n### %s, %d clients\n\n%d trials.\n\n", levelTitle(l.Name), l.Clients, len(l.Trials))
-		chosen := chosenSplits(main, l.Name, bestNode)
+		chosen := chosenSplits(main, l, bestNode)
 		p("| Placement | Median small-call p99 | Median throughput | p99 vs default (median, worst) | Throughput vs default (median, worst) | Chosen above, in trials |\n|---|---:|---:|---:|---:|---|\n")
 		for i, s := range l.Summary {
 			by := "—"
@@ -142,15 +142,15 @@ func splitsSection(r value.Report, main *value.Report) string {
 }
 
 // chosenSplits says, for each count of clients on bestNode, which of
-// main's placements at level put that many there, and in how many of its
-// trials.
-func chosenSplits(main *value.Report, level, bestNode string) map[int][]string {
+// main's placements at split's level, with as many clients, put that many
+// there, and in how many of its trials.
+func chosenSplits(main *value.Report, split value.Level, bestNode string) map[int][]string {
 	chosen := map[int][]string{}
 	if main == nil {
 		return chosen
 	}
 	for _, l := range main.Levels {
-		if l.Name != level {
+		if l.Name != split.Name || l.Clients != split.Clients {
 			continue
 		}
 		for i, name := range l.PlacementNames() {
@@ -224,12 +224,13 @@ func heldDefaultLine(l value.Level, bestNode string) string {
 // the default scheduler's median p99 in each, and the median p99 of the
 // split KNS-3 live with capacity chose most often, above and here. Each
 // run's ratios are to its own default, so a default that measured
-// differently moves them all. Empty when main has no such level.
+// differently moves them all. Empty when main has no such level with as
+// many clients.
 func runsApartLine(main *value.Report, l value.Level, bestNode string) string {
 	if main == nil {
 		return ""
 	}
-	i := slices.IndexFunc(main.Levels, func(m value.Level) bool { return m.Name == l.Name })
+	i := slices.IndexFunc(main.Levels, func(m value.Level) bool { return m.Name == l.Name && m.Clients == l.Clients })
 	if i < 0 || len(main.Levels[i].Trials) == 0 {
 		return ""
 	}

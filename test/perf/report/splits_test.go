@@ -113,15 +113,19 @@ func TestChosenSplits(t *testing.T) {
 	main := valueReport()
 	// Trial 2 of equal: live with capacity puts 10 of 12 on w3.
 	main.Levels[1].Trials[1].Placements[3].Nodes = map[string]int{"w3": 10, "w2": 2}
-	chosen := chosenSplits(&main, "equal", "w3")
+	equal := value.Level{Name: "equal", Clients: 12}
+	chosen := chosenSplits(&main, equal, "w3")
 	if got, want := strings.Join(chosen[6], "; "), "default scheduler 2 of 2; KNS-3, static scenario 2 of 2; KNS-3 live, without capacity 2 of 2; KNS-3 live, with capacity 1 of 2"; got != want {
 		t.Errorf("6 on w3: %q, want %q", got, want)
 	}
 	if got, want := strings.Join(chosen[10], "; "), "KNS-3 live, with capacity 1 of 2"; got != want {
 		t.Errorf("10 on w3: %q, want %q", got, want)
 	}
-	if len(chosenSplits(nil, "equal", "w3")) != 0 {
+	if len(chosenSplits(nil, equal, "w3")) != 0 {
 		t.Error("no main report: want nothing chosen")
+	}
+	if got := chosenSplits(&main, value.Level{Name: "equal", Clients: 2}, "w3"); len(got) != 0 {
+		t.Errorf("splits of 2 clients against a level of 12: %v, want nothing chosen", got)
 	}
 }
 
@@ -177,6 +181,10 @@ func TestRunsApartLine(t *testing.T) {
 	for i := range main.Levels[1].Trials {
 		main.Levels[1].Trials[i].Placements[placementCapacity].Nodes = map[string]int{"w3": 2}
 	}
+	if got := runsApartLine(&main, l, "w3"); got != "" {
+		t.Errorf("a level of 12 clients against splits of 2: %q, want no line", got)
+	}
+	main.Levels[1].Clients = 2
 	want := "the default scheduler's median p99 was 900.0 ms in the value run above and 125.0 ms here; " +
 		"2 on the best link, 0 on the slower, the split live with capacity chose in 2 of 2 trials above, 440.0 ms above and 100.0 ms here."
 	if got := runsApartLine(&main, l, "w3"); !strings.Contains(got, want) {
