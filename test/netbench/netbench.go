@@ -60,6 +60,46 @@ func (c Client) Ready(ctx context.Context) error {
 	return nil
 }
 
+// ping makes a small call every PingInterval from start until ctx's
+// deadline, into res. A call's latency counts from when it was due, not
+// from when it went out: the calls a slow one held up waited all that
+// time too, and go out as soon as it is answered. Timed from their own
+// start they would count a stall once, however many calls it held up
+// (coordinated omission). A call that could not be answered within
+// PingTimeout of when it was due fails.
+func (c Client) ping(ctx context.Context, start time.Time, res *Result) {
+	end, _ := ctx.Deadline()
+	for due := start.Add(c.PingInterval); due.Before(end); due = due.Add(c.PingInterval) {
+		if wait := time.Until(due); wait > 0 {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(wait):
+			}
+		}
+		deadline := due.Add(c.PingTimeout)
+		if !time.Now().Before(deadline) {
+			// Held up past its timeout before it could go out.
+			res.PingFailed++
+			continue
+		}
+		pingCtx, cancelPing := context.WithDeadline(ctx, deadline)
+		err := c.Service.Ping(pingCtx)
+		cancelPing()
+		if err != nil {
+			if ctx.Err() != nil || !time.Now().Before(end) {
+				// Cut off by the run's end, not failed: a Redis call
+				// can time out at the deadline before the context
+				// says it is done.
+				return
+			}
+			res.PingFailed++
+			continue
+		}
+		res.PingMs = append(res.PingMs, float64(time.Since(due).Microseconds())/1000)
+	}
+}
+
 // Result is what a client measured.
 type Result struct {
 	Node string `json:"node"`
@@ -71,8 +111,9 @@ type Result struct {
 	// be taken over the span its clients ran in together.
 	Start time.Time `json:"start,omitzero"`
 	End   time.Time `json:"end,omitzero"`
-	// PingMs are the small calls' latencies; PingFailed how many failed
-	// or timed out (counted at PingTimeout in the percentiles).
+	// PingMs are the small calls' latencies, each from when the call was
+	// due; PingFailed how many failed or timed out (counted at
+	// PingTimeout in the percentiles).
 	PingMs     []float64 `json:"ping_ms"`
 	PingFailed int       `json:"ping_failed"`
 	PingLimit  float64   `json:"ping_limit_ms"`
@@ -88,30 +129,7 @@ func (c Client) Run(ctx context.Context, node string) Result {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		tick := time.NewTicker(c.PingInterval)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-			t0 := time.Now()
-			pingCtx, cancelPing := context.WithTimeout(ctx, c.PingTimeout)
-			err := c.Service.Ping(pingCtx)
-			cancelPing()
-			if err != nil {
-				if end, _ := ctx.Deadline(); ctx.Err() != nil || !time.Now().Before(end) {
-					// Cut off by the run's end, not failed: a Redis
-					// call can time out at the deadline before the
-					// context says it is done.
-					return
-				}
-				res.PingFailed++
-				continue
-			}
-			res.PingMs = append(res.PingMs, float64(time.Since(t0).Microseconds())/1000)
-		}
+		c.ping(ctx, start, &res)
 	}()
 	every := time.Duration(float64(time.Second) / c.ObjectsPerSecond)
 	for next := start; ctx.Err() == nil; {

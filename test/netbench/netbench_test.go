@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -157,5 +158,51 @@ func TestBarrierBounds(t *testing.T) {
 		if resp.StatusCode != want {
 			t.Errorf("/barrier?%s: %d, want %d", q, resp.StatusCode, want)
 		}
+	}
+}
+
+// stallingService answers every call at once but one small call, which it
+// holds for stall.
+type stallingService struct {
+	stall time.Duration
+	calls atomic.Int32
+}
+
+func (s *stallingService) Prepare(context.Context, int) error       { return nil }
+func (s *stallingService) Await(context.Context, string, int) error { return nil }
+func (s *stallingService) Fetch(context.Context, int) error         { return nil }
+func (s *stallingService) Close() error                             { return nil }
+func (s *stallingService) Ping(ctx context.Context) error {
+	if s.calls.Add(1) == 5 {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(s.stall):
+		}
+	}
+	return nil
+}
+
+// TestPingStallCountsForEveryCallHeldUp checks that a stall counts in the
+// latency of every small call due while it lasted, not once: a 300 ms
+// stall with a call due every 20 ms holds up about 15 calls, 11 of them by
+// 100 ms or more.
+func TestPingStallCountsForEveryCallHeldUp(t *testing.T) {
+	c := Client{Service: &stallingService{stall: 300 * time.Millisecond}, ObjectBytes: 10, ObjectsPerSecond: 10,
+		PingInterval: 20 * time.Millisecond, PingTimeout: 5 * time.Second, Duration: time.Second}
+	r := c.Run(context.Background(), "n1")
+	slow := 0
+	for _, ms := range r.PingMs {
+		if ms >= 100 {
+			slow++
+		}
+	}
+	if slow < 8 || r.PingFailed != 0 {
+		t.Errorf("%d of %d calls at 100 ms or more, %d failed; want about 11 held up by the stall, none failed: %v",
+			slow, len(r.PingMs), r.PingFailed, r.PingMs)
+	}
+	// Every call due in the run is counted: about 1 s / 20 ms.
+	if n := len(r.PingMs); n < 40 || n > 50 {
+		t.Errorf("%d calls counted, want about 49", n)
 	}
 }
