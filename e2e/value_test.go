@@ -91,7 +91,7 @@ type valuePlacement struct {
 const valueLiveScenario = "source: value-live\nnodes: {}\n"
 
 // valueBenchmark runs the same clients at each load level, trial after
-// trial, placed four ways in rotating order: by the default scheduler; by
+// trial, placed four ways in balanced order: by the default scheduler; by
 // KNS-3 with the sample scenario's static numbers; by KNS-3 with live
 // measurements and without NetworkCapacity (the specification's profile);
 // and by the live install's profile, with it. It reports small-call
@@ -181,15 +181,16 @@ func (c *cluster) writeValueReport(report value.Report, name string) {
 
 // valueWorkload runs workload's clients of server at each level, trial
 // after trial, placed every way placementsOf says for the level, in
-// rotating order; scenario is the scenario served now, which a placement
+// balanced order (value.TrialOrder); scenario is the scenario served now, which a placement
 // changes.
 func (c *cluster) valueWorkload(ctx context.Context, workload, server string, levels []valueLevel, placementsOf func(valueLevel) []valuePlacement, scenario *string) value.Report {
 	c.t.Helper()
 	report := value.Report{Version: kns3.Version, Date: time.Now().UTC(), DurationSeconds: valueDuration.Seconds(),
 		Workload: workload, ClientMbps: clientMbps, BestLinkMbps: bestLink.RateMbit,
-		PingIntervalMs: float64(clientPingInterval.Milliseconds()),
-		LinkMbps:       map[string]float64{c.rigorous: slowLink.RateMbit, c.plain: bestLink.RateMbit},
-		Links:          map[string]string{c.rigorous: slowLink.String(), c.plain: bestLink.String()}}
+		PingIntervalMs: float64(clientPingInterval.Milliseconds()), PingsFromDue: true, Order: value.OrderBalanced,
+		LinkMbps: map[string]float64{c.rigorous: slowLink.RateMbit, c.plain: bestLink.RateMbit},
+		Links:    map[string]string{c.rigorous: slowLink.String(), c.plain: bestLink.String()},
+	}
 	for _, lv := range levels {
 		placements := placementsOf(lv)
 		level := value.Level{Name: lv.name, Clients: lv.clients, DemandMbps: float64(lv.clients) * clientMbps}
@@ -198,8 +199,7 @@ func (c *cluster) valueWorkload(ctx context.Context, workload, server string, le
 		}
 		for trial := range *valueTrials {
 			tr := value.Trial{Placements: make([]value.Placement, len(placements))}
-			for k := range placements {
-				i := (trial + k) % len(placements)
+			for _, i := range value.TrialOrder(len(placements), trial) {
 				pl := placements[i]
 				if pl.scenario != "" && pl.scenario != *scenario {
 					source := strings.TrimPrefix(strings.SplitN(pl.scenario, "\n", 2)[0], "source: ")

@@ -155,7 +155,7 @@ fi
 # The value benchmark (e2e TestLiveNetwork): the same clients on a
 # kind cluster with shaped links, at three load levels, five trials each,
 # placed by the default scheduler, by KNS-3 with static numbers, and live
-# without and with NetworkCapacity, in rotating order, for each workload
+# without and with NetworkCapacity, in a balanced order (value.TrialOrder), for each workload
 # of VALUE_WORKLOADS (netbench's own server, then Redis);
 # value.json and value-redis.json for docs/value.md and docs/value-redis.md.
 # Then, on the same cluster, unless VALUE_ACCURACY=0, the probe accuracy
@@ -183,7 +183,7 @@ fi
 # Every split of the clients of each level of VALUE_SPLITS (default equal)
 # between the two links (e2e TestLiveNetwork, -kns3.value-splits): each
 # client held to a node, every split beside the default scheduler's
-# placement, three trials in rotating order, for each workload of
+# placement, three trials in a balanced order, for each workload of
 # VALUE_WORKLOADS. What any placement reaches, so that a goal no placement
 # meets shows as such; splits.json and splits-redis.json for their section
 # of docs/value*.md. With the node image built, equal for both workloads

@@ -106,10 +106,14 @@ func splitsSection(r value.Report, main *value.Report) string {
 	}
 	p("Measured by `%s` (KNS-3 %s, %s), on a cluster shaped as above: "+
 		"the same clients, each held to a node, so that every way of splitting them between the two links runs, "+
-		"beside the default scheduler's own placement, in rotating order, %.0f s each. "+
+		"beside the default scheduler's own placement, %s, %.0f s each. "+
 		"A ratio compares a split with the default scheduler's placement of the same trial. "+
 		"No scheduler can place these clients better than the best split measured here.\n",
-		command, r.Version, r.Date.Format("2006-01-02"), r.DurationSeconds)
+		command, r.Version, r.Date.Format("2006-01-02"), splitsOrder(r), r.DurationSeconds)
+	if main != nil && main.PingsFromDue != r.PingsFromDue {
+		p("\nThese clients timed each small call %s, the value run's above %s: compare these p99s with each other, "+
+			"not with that run's.\n", pingTimedFrom(r), pingTimedFrom(*main))
+	}
 	for _, l := range r.Levels {
 		p("\n### %s, %d clients\n\n%d trials.\n\n", levelTitle(l.Name), l.Clients, len(l.Trials))
 		chosen := chosenSplits(main, l, bestNode)
@@ -139,6 +143,14 @@ func splitsSection(r value.Report, main *value.Report) string {
 		}
 	}
 	return b.String()
+}
+
+// splitsOrder says in what order r's trials ran the splits.
+func splitsOrder(r value.Report) string {
+	if r.Order == value.OrderBalanced {
+		return "in a balanced order (a Williams design), so that no placement always runs first or always after the same one"
+	}
+	return "in rotating order"
 }
 
 // chosenSplits says, for each count of clients on bestNode, which of

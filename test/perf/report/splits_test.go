@@ -194,3 +194,59 @@ func TestRunsApartLine(t *testing.T) {
 		t.Errorf("no value run: %q, want no line", got)
 	}
 }
+
+// TestMethodTexts checks that a page says how its runs ordered their
+// placements and timed their small calls, from what each report records,
+// and warns when the splits were timed otherwise than the run above them.
+func TestMethodTexts(t *testing.T) {
+	t.Setenv("PATH", "") // no gnuplot: the tables alone
+	rotating := "in rotating order (trial i, counting from 0, starts with placement i mod 4 of the list below)"
+	balanced := "in a balanced order (a Williams design"
+	fromSend, fromDue := "timed from when it went out", "timed from when it was due"
+	mismatch := "These clients timed each small call from when it went out, the value run's above from when it was due"
+	for _, tc := range []struct {
+		name              string
+		mainNew, splitNew bool
+		want, unwanted    []string
+	}{
+		{"both before", false, false, []string{rotating, fromSend, "beside the default scheduler's own placement, in rotating order"}, []string{balanced, fromDue, "These clients"}},
+		{"both new", true, true, []string{balanced, fromDue, "no placement always runs first or always after the same one"}, []string{rotating, fromSend, "These clients"}},
+		{"splits before", true, false, []string{balanced, fromDue, mismatch}, []string{rotating}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			write := func(name string, r value.Report, isNew bool) {
+				if isNew {
+					r.PingsFromDue, r.Order = true, value.OrderBalanced
+				}
+				data, err := json.Marshal(r)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			write(value.FileName(""), valueReport(), tc.mainNew)
+			write(value.SplitsFileName(""), splitsReport(figures{80, 52}), tc.splitNew)
+			if err := writeValue(filepath.Join(dir, value.FileName("")), filepath.Join(dir, "plot"), dir, "2 cores", "make bench"); err != nil {
+				t.Fatal(err)
+			}
+			data, err := os.ReadFile(filepath.Join(dir, "value.md"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			md := string(data)
+			for _, want := range tc.want {
+				if !strings.Contains(md, want) {
+					t.Errorf("value.md lacks %q:\n%s", want, md)
+				}
+			}
+			for _, unwanted := range tc.unwanted {
+				if strings.Contains(md, unwanted) {
+					t.Errorf("value.md says %q:\n%s", unwanted, md)
+				}
+			}
+		})
+	}
+}

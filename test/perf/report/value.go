@@ -167,6 +167,31 @@ func verdict(measured, met bool) string {
 	return "**not met**"
 }
 
+// pingTiming says from when r's clients timed a small call.
+func pingTiming(r value.Report) string {
+	if r.PingsFromDue {
+		return ", timed " + pingTimedFrom(r) + ", so that a stall counts for every call it held up"
+	}
+	return ", timed " + pingTimedFrom(r) + " (a stall counts once, however many calls it held up)"
+}
+
+// pingTimedFrom says from when r's clients timed a small call.
+func pingTimedFrom(r value.Report) string {
+	if r.PingsFromDue {
+		return "from when it was due"
+	}
+	return "from when it went out"
+}
+
+// trialOrder says in what order r's trials ran a level's n placements.
+func trialOrder(r value.Report, n int) string {
+	if r.Order == value.OrderBalanced {
+		return "in a balanced order (a Williams design: over as many trials as placements, each runs once in every position " +
+			"and once after every other), so none always runs first or always after the same one"
+	}
+	return fmt.Sprintf("in rotating order (trial i, counting from 0, starts with placement i mod %d of the list below), so none always runs first", n)
+}
+
 func valueMarkdown(r value.Report, machine, command, png string, plotted bool) string {
 	var b strings.Builder
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
@@ -180,10 +205,11 @@ func valueMarkdown(r value.Report, machine, command, png string, plotted bool) s
 	p("The same clients run at %d load levels on one kind cluster whose worker links are shaped for real "+
 		"(tc tbf caps; internal/netshape). %s "+
 		"at %g Mbit/s, which it declares in `kubernetes.io/ingress-bandwidth`, and %s every %g ms "+
-		"on a connection of its own; a call failing or taking over 5 s counts at 5 s. Node affinity holds the clients "+
+		"on a connection of its own%s; a call failing or taking over 5 s counts at 5 s. Node affinity holds the clients "+
 		"to the two shaped workers for every placement. At each level every trial runs the four placements, %.0f s each, "+
-		"in rotating order (trial i, counting from 0, starts with placement i mod 4 of the list below), so none always runs first. The levels are measured "+
-		"against the best link's cap, %g Mbit/s.\n\n", len(r.Levels), text.server, r.ClientMbps, text.smallCall, cmp.Or(r.PingIntervalMs, 100), r.DurationSeconds, r.BestLinkMbps)
+		"%s. The levels are measured against the best link's cap, %g Mbit/s.\n\n",
+		len(r.Levels), text.server, r.ClientMbps, text.smallCall, cmp.Or(r.PingIntervalMs, 100), pingTiming(r), r.DurationSeconds,
+		trialOrder(r, len(value.Placements)), r.BestLinkMbps)
 	p("- **%s**: Kubernetes' own.\n", value.PlacementDefault)
 	p("- **%s**: the sample scenario's numbers, which rank the slower worker first.\n", value.PlacementStatic)
 	p("- **%s**: the specification's profile with live measurements, KNS-3's behaviour before NetworkCapacity.\n", value.PlacementUncounted)

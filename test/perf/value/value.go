@@ -82,6 +82,14 @@ type Report struct {
 	// PingIntervalMs is how often each client makes a small call; 100
 	// when 0.
 	PingIntervalMs float64 `json:"ping_interval_ms,omitempty"`
+	// PingsFromDue says each small call's latency counts from when the
+	// call was due, so that a stall counts for every call it held up;
+	// false in a report whose clients timed a call from when it went out.
+	PingsFromDue bool `json:"pings_from_due,omitempty"`
+	// Order is how the trials ordered the placements: OrderBalanced
+	// (TrialOrder), or a rotation when empty (trial i starting with
+	// placement i).
+	Order string `json:"order,omitempty"`
 	// Links says how each worker's link was shaped, LinkMbps its cap;
 	// BestLinkMbps is the fastest one's, which the load levels are
 	// measured against.
