@@ -187,7 +187,7 @@ func (c *cluster) valueWorkload(ctx context.Context, workload, server string, le
 	c.t.Helper()
 	report := value.Report{Version: kns3.Version, Date: time.Now().UTC(), DurationSeconds: valueDuration.Seconds(),
 		Workload: workload, ClientMbps: clientMbps, BestLinkMbps: bestLink.RateMbit,
-		PingIntervalMs: float64(clientPingInterval.Milliseconds()), PingsFromDue: true, Order: value.OrderBalanced,
+		PingIntervalMs: float64(clientPingInterval.Milliseconds()), PingsOpenLoop: true, Order: value.OrderBalanced,
 		LinkMbps: map[string]float64{c.rigorous: slowLink.RateMbit, c.plain: bestLink.RateMbit},
 		Links:    map[string]string{c.rigorous: slowLink.String(), c.plain: bestLink.String()},
 	}

@@ -35,8 +35,8 @@ type Client struct {
 	// in when it took longer.
 	ObjectBytes      int
 	ObjectsPerSecond float64
-	// PingInterval is how often a small call is made; PingTimeout counts
-	// a call as failed.
+	// PingInterval is how often a small call falls due; PingTimeout after
+	// it is due, it has failed.
 	PingInterval, PingTimeout time.Duration
 	Duration                  time.Duration
 	// Barrier, when set, is the server's barrier the client waits at
@@ -51,6 +51,9 @@ func (c Client) Ready(ctx context.Context) error {
 	if err := c.Service.Prepare(ctx, c.ObjectBytes); err != nil {
 		return err
 	}
+	if err := c.openPingConnections(ctx); err != nil {
+		return err
+	}
 	if c.Barrier == "" {
 		return nil
 	}
@@ -60,44 +63,65 @@ func (c Client) Ready(ctx context.Context) error {
 	return nil
 }
 
-// ping makes a small call every PingInterval from start until ctx's
-// deadline, into res. A call's latency counts from when it was due, not
-// from when it went out: the calls a slow one held up waited all that
-// time too, and go out as soon as it is answered. Timed from their own
-// start they would count a stall once, however many calls it held up
-// (coordinated omission). A call that could not be answered within
-// PingTimeout of when it was due fails.
-func (c Client) ping(ctx context.Context, start time.Time, res *Result) {
-	end, _ := ctx.Deadline()
+// PingConnections is how many connections a client keeps open for its
+// small calls: enough for a call every 20 ms to be answered within 640 ms
+// without one call waiting for a connection another holds. Past that a
+// call waits for one, or opens one, and the wait counts in its latency.
+const PingConnections = 32
+
+// ping makes a small call every PingInterval from start until end, each
+// as it falls due, whether or not the calls before it are answered, as a
+// service's users make them, on a connection no other call holds. A
+// call's latency counts from when it was due. Made one after the other,
+// a slow call would hold up the calls due behind it, and would count
+// once, however many it held up (coordinated omission). The calls in
+// flight at end are waited for, up to PingTimeout: dropping them would
+// drop the slowest.
+func (c Client) ping(ctx context.Context, start, end time.Time, res *Result) {
+	var (
+		mu       sync.Mutex
+		inFlight sync.WaitGroup
+	)
+	defer inFlight.Wait()
 	for due := start.Add(c.PingInterval); due.Before(end); due = due.Add(c.PingInterval) {
-		if wait := time.Until(due); wait > 0 {
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(wait):
-			}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Until(due)):
 		}
-		deadline := due.Add(c.PingTimeout)
-		if !time.Now().Before(deadline) {
-			// Held up past its timeout before it could go out.
-			res.PingFailed++
-			continue
-		}
-		pingCtx, cancelPing := context.WithDeadline(ctx, deadline)
-		err := c.Service.Ping(pingCtx)
-		cancelPing()
-		if err != nil {
-			if ctx.Err() != nil || !time.Now().Before(end) {
-				// Cut off by the run's end, not failed: a Redis call
-				// can time out at the deadline before the context
-				// says it is done.
+		inFlight.Go(func() {
+			callCtx, cancel := context.WithDeadline(ctx, due.Add(c.PingTimeout))
+			err := c.Service.Ping(callCtx)
+			cancel()
+			took := float64(time.Since(due).Microseconds()) / 1000
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				if ctx.Err() == nil {
+					res.PingFailed++
+				}
 				return
 			}
-			res.PingFailed++
-			continue
-		}
-		res.PingMs = append(res.PingMs, float64(time.Since(due).Microseconds())/1000)
+			res.PingMs = append(res.PingMs, took)
+		})
 	}
+}
+
+// openPingConnections opens the small calls' connections before the run,
+// where opening one would count in a call's latency: PingConnections calls
+// at once, each on a connection of its own.
+func (c Client) openPingConnections(ctx context.Context) error {
+	errs := make(chan error, PingConnections)
+	for range PingConnections {
+		go func() { errs <- c.Service.Ping(ctx) }()
+	}
+	var first error
+	for range PingConnections {
+		if err := <-errs; err != nil && first == nil {
+			first = fmt.Errorf("opening the small calls' connections: %w", err)
+		}
+	}
+	return first
 }
 
 // Result is what a client measured.
@@ -121,33 +145,33 @@ type Result struct {
 
 // Run runs the workload for c.Duration.
 func (c Client) Run(ctx context.Context, node string) Result {
-	ctx, cancel := context.WithTimeout(ctx, c.Duration)
-	defer cancel()
 	res := Result{Node: node, PingLimit: float64(c.PingTimeout) / float64(time.Millisecond)}
 	start := time.Now()
-	var wg sync.WaitGroup
-	wg.Add(1)
+	pingsDone := make(chan struct{})
 	go func() {
-		defer wg.Done()
-		c.ping(ctx, start, &res)
+		defer close(pingsDone)
+		c.ping(ctx, start, start.Add(c.Duration), &res)
 	}()
+	// The calls in flight at the run's end go on (ping); the fetches stop.
+	run, cancel := context.WithDeadline(ctx, start.Add(c.Duration))
+	defer cancel()
 	every := time.Duration(float64(time.Second) / c.ObjectsPerSecond)
-	for next := start; ctx.Err() == nil; {
-		if err := c.Service.Fetch(ctx, c.ObjectBytes); err == nil {
+	for next := start; run.Err() == nil; {
+		if err := c.Service.Fetch(run, c.ObjectBytes); err == nil {
 			res.Bytes += int64(c.ObjectBytes)
 			res.Objects++
 		}
 		next = next.Add(every)
 		select {
-		case <-ctx.Done():
+		case <-run.Done():
 		case <-time.After(time.Until(next)):
 		}
 		if now := time.Now(); next.Before(now) {
 			next = now
 		}
 	}
-	wg.Wait()
 	res.Start, res.End = start, time.Now()
+	<-pingsDone
 	res.Seconds = res.End.Sub(start).Seconds()
 	return res
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -161,48 +162,104 @@ func TestBarrierBounds(t *testing.T) {
 	}
 }
 
-// stallingService answers every call at once but one small call, which it
-// holds for stall.
+// instantService answers every call at once.
+type instantService struct{}
+
+func (instantService) Prepare(context.Context, int) error       { return nil }
+func (instantService) Await(context.Context, string, int) error { return nil }
+func (instantService) Fetch(context.Context, int) error         { return nil }
+func (instantService) Ping(context.Context) error               { return nil }
+func (instantService) Close() error                             { return nil }
+
+// stallingService holds the small calls that come in the stall window
+// that opens at its first call after from, and answers the rest at once.
 type stallingService struct {
-	stall time.Duration
+	instantService
+	started     time.Time
+	from, stall time.Duration
+	mu          sync.Mutex
+	opened      time.Time
+}
+
+func (s *stallingService) Ping(ctx context.Context) error {
+	s.mu.Lock()
+	now := time.Now()
+	if s.opened.IsZero() && now.Sub(s.started) >= s.from {
+		s.opened = now
+	}
+	opened := s.opened
+	s.mu.Unlock()
+	if opened.IsZero() || now.After(opened.Add(s.stall)) {
+		return nil
+	}
+	return sleep(ctx, time.Until(opened.Add(s.stall)))
+}
+
+// slowEveryService answers every every-th small call after slow, the rest
+// at once.
+type slowEveryService struct {
+	instantService
+	every int32
+	slow  time.Duration
 	calls atomic.Int32
 }
 
-func (s *stallingService) Prepare(context.Context, int) error       { return nil }
-func (s *stallingService) Await(context.Context, string, int) error { return nil }
-func (s *stallingService) Fetch(context.Context, int) error         { return nil }
-func (s *stallingService) Close() error                             { return nil }
-func (s *stallingService) Ping(ctx context.Context) error {
-	if s.calls.Add(1) == 5 {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(s.stall):
-		}
+func (s *slowEveryService) Ping(ctx context.Context) error {
+	if s.calls.Add(1)%s.every != 0 {
+		return nil
 	}
-	return nil
+	return sleep(ctx, s.slow)
 }
 
-// TestPingStallCountsForEveryCallHeldUp checks that a stall counts in the
+// sleep waits d, or until ctx is done.
+func sleep(ctx context.Context, d time.Duration) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
+	}
+}
+
+// slowCalls counts r's small calls that took ms or more.
+func slowCalls(r Result, ms float64) int {
+	n := 0
+	for _, took := range r.PingMs {
+		if took >= ms {
+			n++
+		}
+	}
+	return n
+}
+
+// TestPingStallCountsForEveryCallDue checks that a stall counts in the
 // latency of every small call due while it lasted, not once: a 300 ms
 // stall with a call due every 20 ms holds up about 15 calls, 11 of them by
 // 100 ms or more.
-func TestPingStallCountsForEveryCallHeldUp(t *testing.T) {
-	c := Client{Service: &stallingService{stall: 300 * time.Millisecond}, ObjectBytes: 10, ObjectsPerSecond: 10,
-		PingInterval: 20 * time.Millisecond, PingTimeout: 5 * time.Second, Duration: time.Second}
+func TestPingStallCountsForEveryCallDue(t *testing.T) {
+	c := Client{Service: &stallingService{started: time.Now(), from: 200 * time.Millisecond, stall: 300 * time.Millisecond},
+		ObjectBytes: 10, ObjectsPerSecond: 10, PingInterval: 20 * time.Millisecond, PingTimeout: 5 * time.Second, Duration: time.Second}
 	r := c.Run(context.Background(), "n1")
-	slow := 0
-	for _, ms := range r.PingMs {
-		if ms >= 100 {
-			slow++
-		}
-	}
-	if slow < 8 || r.PingFailed != 0 {
+	if slow := slowCalls(r, 100); slow < 8 || slow > 14 || r.PingFailed != 0 {
 		t.Errorf("%d of %d calls at 100 ms or more, %d failed; want about 11 held up by the stall, none failed: %v",
 			slow, len(r.PingMs), r.PingFailed, r.PingMs)
 	}
-	// Every call due in the run is counted: about 1 s / 20 ms.
-	if n := len(r.PingMs); n < 40 || n > 50 {
-		t.Errorf("%d calls counted, want about 49", n)
+	// Every call due in the run is counted: 1 s / 20 ms, less the one
+	// due at its end.
+	if n := len(r.PingMs); n != 49 {
+		t.Errorf("%d calls counted, want 49", n)
+	}
+}
+
+// TestPingSlowCallHoldsUpNoOther checks that the small calls do not wait
+// for each other: with every tenth call answered after 200 ms, a tenth of
+// them is slow, not the calls due behind each.
+func TestPingSlowCallHoldsUpNoOther(t *testing.T) {
+	c := Client{Service: &slowEveryService{every: 10, slow: 200 * time.Millisecond},
+		ObjectBytes: 10, ObjectsPerSecond: 10, PingInterval: 20 * time.Millisecond, PingTimeout: 5 * time.Second, Duration: time.Second}
+	r := c.Run(context.Background(), "n1")
+	if slow := slowCalls(r, 100); slow < 3 || slow > 6 || r.PingFailed != 0 {
+		t.Errorf("%d of %d calls at 100 ms or more, %d failed; want the 4 or 5 answered slowly alone: %v",
+			slow, len(r.PingMs), r.PingFailed, r.PingMs)
 	}
 }

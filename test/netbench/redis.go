@@ -26,16 +26,17 @@ type redisService struct {
 
 // NewRedis is the Redis server at addr (host:port).
 func NewRedis(addr string) Service {
-	opts := func() *redis.Options {
-		// One connection each, as the HTTP client has: a client's
-		// fetches are one at a time, and its small calls never wait
-		// behind an object. No retries: a failed call is measured.
-		// The calls' contexts bound them, as the HTTP client's do: the
-		// run's end stops a fetch in flight, a small call has its limit.
-		return &redis.Options{Addr: addr, PoolSize: 1, MaxRetries: -1, Protocol: 2, DisableIdentity: true,
+	opts := func(conns int) *redis.Options {
+		// As the HTTP client has: one connection for the fetches, which
+		// go one at a time, and PingConnections for the small calls,
+		// which never wait behind an object or each other. No retries:
+		// a failed call is measured. The calls' contexts bound them, as
+		// the HTTP client's do: the run's end stops a fetch in flight, a
+		// small call has its limit.
+		return &redis.Options{Addr: addr, PoolSize: conns, MaxRetries: -1, Protocol: 2, DisableIdentity: true,
 			ContextTimeoutEnabled: true, ReadTimeout: -1, WriteTimeout: -1, DialTimeout: 5 * time.Second}
 	}
-	return &redisService{addr: addr, objects: redis.NewClient(opts()), pings: redis.NewClient(opts())}
+	return &redisService{addr: addr, objects: redis.NewClient(opts(1)), pings: redis.NewClient(opts(PingConnections))}
 }
 
 func objectKey(bytes int) string { return fmt.Sprintf("%sobject:%d", keyPrefix, bytes) }

@@ -93,7 +93,8 @@ func (b *barriers) arrive(name string, size int) <-chan struct{} {
 type httpService struct {
 	base string
 	// objects and pings are separate connections, so that a small call
-	// never waits behind an object.
+	// never waits behind an object: one for the fetches, which go one at
+	// a time, and PingConnections kept open for the small calls.
 	objects, pings *http.Client
 }
 
@@ -102,7 +103,7 @@ func NewHTTP(base string) Service {
 	return &httpService{
 		base:    base,
 		objects: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}},
-		pings:   &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}},
+		pings:   &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: PingConnections}},
 	}
 }
 

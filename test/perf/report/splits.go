@@ -110,9 +110,9 @@ func splitsSection(r value.Report, main *value.Report) string {
 		"A ratio compares a split with the default scheduler's placement of the same trial. "+
 		"No scheduler can place these clients better than the best split measured here.\n",
 		command, r.Version, r.Date.Format("2006-01-02"), splitsOrder(r), r.DurationSeconds)
-	if main != nil && main.PingsFromDue != r.PingsFromDue {
-		p("\nThese clients timed each small call %s, the value run's above %s: compare these p99s with each other, "+
-			"not with that run's.\n", pingTimedFrom(r), pingTimedFrom(*main))
+	if main != nil && main.PingsOpenLoop != r.PingsOpenLoop {
+		p("\nThese clients made their small calls %s, the value run's above %s: compare these p99s with each other, "+
+			"not with that run's.\n", pingLoopShort(r), pingLoopShort(*main))
 	}
 	for _, l := range r.Levels {
 		p("\n### %s, %d clients\n\n%d trials.\n\n", levelTitle(l.Name), l.Clients, len(l.Trials))

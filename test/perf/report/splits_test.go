@@ -202,8 +202,9 @@ func TestMethodTexts(t *testing.T) {
 	t.Setenv("PATH", "") // no gnuplot: the tables alone
 	rotating := "in rotating order (trial i, counting from 0, starts with placement i mod 4 of the list below)"
 	balanced := "in a balanced order (a Williams design"
-	fromSend, fromDue := "timed from when it went out", "timed from when it was due"
-	mismatch := "These clients timed each small call from when it went out, the value run's above from when it was due"
+	fromSend := "every 100 ms on a connection of its own, each once the last is answered"
+	fromDue := "every 100 ms as it falls due, whether or not the ones before are answered, on one of 32 connections kept open for them, and times it from when it was due;"
+	mismatch := "These clients made their small calls one after the other (closed loop), the value run's above as they fell due (open loop)"
 	for _, tc := range []struct {
 		name              string
 		mainNew, splitNew bool
@@ -217,7 +218,7 @@ func TestMethodTexts(t *testing.T) {
 			dir := t.TempDir()
 			write := func(name string, r value.Report, isNew bool) {
 				if isNew {
-					r.PingsFromDue, r.Order = true, value.OrderBalanced
+					r.PingsOpenLoop, r.Order = true, value.OrderBalanced
 				}
 				data, err := json.Marshal(r)
 				if err != nil {

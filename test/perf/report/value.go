@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"kns3.dev/kns3/test/netbench"
 	"kns3.dev/kns3/test/perf/value"
 )
 
@@ -167,20 +168,22 @@ func verdict(measured, met bool) string {
 	return "**not met**"
 }
 
-// pingTiming says from when r's clients timed a small call.
-func pingTiming(r value.Report) string {
-	if r.PingsFromDue {
-		return ", timed " + pingTimedFrom(r) + ", so that a stall counts for every call it held up"
+// pingLoop says how r's clients made their small calls.
+func pingLoop(r value.Report) string {
+	if r.PingsOpenLoop {
+		return fmt.Sprintf("as it falls due, whether or not the ones before are answered, on one of %d connections kept open "+
+			"for them, and times it from when it was due", netbench.PingConnections)
 	}
-	return ", timed " + pingTimedFrom(r) + " (a stall counts once, however many calls it held up)"
+	return "on a connection of its own, each once the last is answered (so a stall counts once, however many calls it held up)"
 }
 
-// pingTimedFrom says from when r's clients timed a small call.
-func pingTimedFrom(r value.Report) string {
-	if r.PingsFromDue {
-		return "from when it was due"
+// pingLoopShort says in a few words how r's clients made their small
+// calls.
+func pingLoopShort(r value.Report) string {
+	if r.PingsOpenLoop {
+		return "as they fell due (open loop)"
 	}
-	return "from when it went out"
+	return "one after the other (closed loop)"
 }
 
 // trialOrder says in what order r's trials ran a level's n placements.
@@ -205,10 +208,10 @@ func valueMarkdown(r value.Report, machine, command, png string, plotted bool) s
 	p("The same clients run at %d load levels on one kind cluster whose worker links are shaped for real "+
 		"(tc tbf caps; internal/netshape). %s "+
 		"at %g Mbit/s, which it declares in `kubernetes.io/ingress-bandwidth`, and %s every %g ms "+
-		"on a connection of its own%s; a call failing or taking over 5 s counts at 5 s. Node affinity holds the clients "+
+		"%s; a call failing or taking over 5 s counts at 5 s. Node affinity holds the clients "+
 		"to the two shaped workers for every placement. At each level every trial runs the four placements, %.0f s each, "+
 		"%s. The levels are measured against the best link's cap, %g Mbit/s.\n\n",
-		len(r.Levels), text.server, r.ClientMbps, text.smallCall, cmp.Or(r.PingIntervalMs, 100), pingTiming(r), r.DurationSeconds,
+		len(r.Levels), text.server, r.ClientMbps, text.smallCall, cmp.Or(r.PingIntervalMs, 100), pingLoop(r), r.DurationSeconds,
 		trialOrder(r, len(value.Placements)), r.BestLinkMbps)
 	p("- **%s**: Kubernetes' own.\n", value.PlacementDefault)
 	p("- **%s**: the sample scenario's numbers, which rank the slower worker first.\n", value.PlacementStatic)

@@ -82,10 +82,11 @@ type Report struct {
 	// PingIntervalMs is how often each client makes a small call; 100
 	// when 0.
 	PingIntervalMs float64 `json:"ping_interval_ms,omitempty"`
-	// PingsFromDue says each small call's latency counts from when the
-	// call was due, so that a stall counts for every call it held up;
-	// false in a report whose clients timed a call from when it went out.
-	PingsFromDue bool `json:"pings_from_due,omitempty"`
+	// PingsOpenLoop says each client made its small calls as they fell
+	// due, whether or not the ones before were answered, and timed each
+	// from when it was due; false in a report whose clients made them one
+	// after the other (netbench.Client's ping says why that undercounts).
+	PingsOpenLoop bool `json:"pings_open_loop,omitempty"`
 	// Order is how the trials ordered the placements: OrderBalanced
 	// (TrialOrder), or a rotation when empty (trial i starting with
 	// placement i).
