@@ -115,6 +115,7 @@ func (c *cluster) valueBenchmark(ctx context.Context) {
 			c.t.Fatal(err)
 		}
 	}
+	c.clearShapedWorkers(ctx)
 	c.runUncountedProfile(ctx)
 	placements := []valuePlacement{
 		{name: value.PlacementDefault, scheduler: "default-scheduler"},

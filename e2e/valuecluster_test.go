@@ -1,0 +1,101 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+)
+
+// clearShapedWorkers moves kube-system's Deployments (CoreDNS) off the
+// two shaped workers, and puts them back when the test ends. The default
+// scheduler ranks a node by what its pods request, so where kubeadm
+// happened to put CoreDNS's two pods decided its placement of the clients:
+// both on the slower worker, and it sent every client of the lowest level
+// to the faster one in all five trials; split, it spread them. Cleared,
+// the two workers differ in their links alone.
+func (c *cluster) clearShapedWorkers(ctx context.Context) {
+	c.t.Helper()
+	deployments, err := c.client.AppsV1().Deployments(metav1.NamespaceSystem).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	shaped := []string{c.rigorous, c.plain}
+	for _, d := range deployments.Items {
+		before := d.Spec.Template.Spec.Affinity
+		c.t.Cleanup(func() { c.setDeploymentAffinity(context.Background(), d.Name, before, nil) })
+		affinity := before.DeepCopy()
+		if affinity == nil {
+			affinity = &v1.Affinity{}
+		}
+		affinity.NodeAffinity = &v1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{
+			NodeSelectorTerms: []v1.NodeSelectorTerm{{MatchExpressions: []v1.NodeSelectorRequirement{{
+				Key: v1.LabelHostname, Operator: v1.NodeSelectorOpNotIn, Values: shaped}}}}}}
+		c.setDeploymentAffinity(ctx, d.Name, affinity, shaped)
+	}
+}
+
+// setDeploymentAffinity sets kube-system's Deployment name's pods'
+// affinity and waits until it has rolled out, with none of its pods on a
+// node of avoid.
+func (c *cluster) setDeploymentAffinity(ctx context.Context, name string, affinity *v1.Affinity, avoid []string) {
+	c.t.Helper()
+	deployments := c.client.AppsV1().Deployments(metav1.NamespaceSystem)
+	err := wait.PollUntilContextTimeout(ctx, time.Second, waitTimeout, true, func(ctx context.Context) (bool, error) {
+		d, err := deployments.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		d.Spec.Template.Spec.Affinity = affinity
+		_, err = deployments.Update(ctx, d, metav1.UpdateOptions{})
+		return err == nil, nil
+	})
+	if err != nil {
+		c.t.Fatalf("setting the affinity of kube-system/%s: %v", name, err)
+	}
+	var where []string
+	err = wait.PollUntilContextTimeout(ctx, time.Second, 2*waitTimeout, true, func(ctx context.Context) (bool, error) {
+		d, err := deployments.Get(ctx, name, metav1.GetOptions{})
+		if err != nil || !rolledOut(d) {
+			return false, nil
+		}
+		selector, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
+		if err != nil {
+			return false, err
+		}
+		pods, err := c.client.CoreV1().Pods(metav1.NamespaceSystem).List(ctx, metav1.ListOptions{LabelSelector: selector.String()})
+		if err != nil {
+			return false, nil
+		}
+		where = where[:0]
+		for _, p := range pods.Items {
+			if p.DeletionTimestamp == nil && slices.Contains(avoid, p.Spec.NodeName) {
+				return false, nil
+			}
+			where = append(where, p.Spec.NodeName)
+		}
+		return true, nil
+	})
+	if err != nil {
+		c.t.Fatalf("kube-system/%s did not roll out off %v: %v", name, avoid, err)
+	}
+	if len(avoid) > 0 {
+		c.t.Logf("kube-system/%s moved off the shaped workers, to %v", name, where)
+	}
+}
+
+// rolledOut says whether d's newest template runs in all its replicas.
+func rolledOut(d *appsv1.Deployment) bool {
+	want := int32(1)
+	if d.Spec.Replicas != nil {
+		want = *d.Spec.Replicas
+	}
+	s := d.Status
+	return s.ObservedGeneration >= d.Generation && s.UpdatedReplicas == want && s.Replicas == want && s.AvailableReplicas == want
+}
