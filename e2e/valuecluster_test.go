@@ -75,7 +75,9 @@ func (c *cluster) setDeploymentAffinity(ctx context.Context, name string, affini
 		}
 		where = where[:0]
 		for _, p := range pods.Items {
-			if p.DeletionTimestamp == nil && slices.Contains(avoid, p.Spec.NodeName) {
+			// A pod on its way out still counts against its node's
+			// requests until it is gone.
+			if slices.Contains(avoid, p.Spec.NodeName) {
 				return false, nil
 			}
 			where = append(where, p.Spec.NodeName)
