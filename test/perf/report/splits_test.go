@@ -34,6 +34,32 @@ func splitsReport(packed figures) value.Report {
 		Levels:   []value.Level{l}}
 }
 
+// writeReport writes r as JSON into dir, as name.
+func writeReport(t *testing.T, dir, name string, r value.Report) {
+	t.Helper()
+	data, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// valuePage renders dir's netbench report, with its splits, and returns
+// value.md.
+func valuePage(t *testing.T, dir string) string {
+	t.Helper()
+	if err := writeValue(filepath.Join(dir, value.FileName("")), filepath.Join(dir, "plot"), dir, "2 cores", "make bench"); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "value.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
 func TestSplitsSection(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -57,26 +83,9 @@ func TestSplitsSection(t *testing.T) {
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			write := func(name string, r value.Report) {
-				data, err := json.Marshal(r)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			main := valueReport()
-			write(value.FileName(""), main)
-			write(value.SplitsFileName(""), splitsReport(tc.packed))
-			if err := writeValue(filepath.Join(dir, value.FileName("")), filepath.Join(dir, "plot"), dir, "2 cores", "make bench"); err != nil {
-				t.Fatal(err)
-			}
-			data, err := os.ReadFile(filepath.Join(dir, "value.md"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			md := string(data)
+			writeReport(t, dir, value.FileName(""), valueReport())
+			writeReport(t, dir, value.SplitsFileName(""), splitsReport(tc.packed))
+			md := valuePage(t, dir)
 			at, trials := strings.Index(md, splitsHeading), strings.Index(md, "\n## Every trial")
 			if at < 0 || trials < at {
 				t.Fatalf("want the splits section before the trials:\n%s", md)
@@ -92,11 +101,11 @@ func TestSplitsSection(t *testing.T) {
 			}
 
 			// Run on their own, the splits replace the section in place.
-			write(value.SplitsFileName(""), splitsReport(figures{70, 52}))
+			writeReport(t, dir, value.SplitsFileName(""), splitsReport(figures{70, 52}))
 			if err := writeSplitsReports(dir, dir); err != nil {
 				t.Fatal(err)
 			}
-			data, err = os.ReadFile(filepath.Join(dir, "value.md"))
+			data, err := os.ReadFile(filepath.Join(dir, "value.md"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -216,28 +225,15 @@ func TestMethodTexts(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			write := func(name string, r value.Report, isNew bool) {
+			measured := func(r value.Report, isNew bool) value.Report {
 				if isNew {
 					r.PingsOpenLoop, r.Order = true, value.OrderBalanced
 				}
-				data, err := json.Marshal(r)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
-					t.Fatal(err)
-				}
+				return r
 			}
-			write(value.FileName(""), valueReport(), tc.mainNew)
-			write(value.SplitsFileName(""), splitsReport(figures{80, 52}), tc.splitNew)
-			if err := writeValue(filepath.Join(dir, value.FileName("")), filepath.Join(dir, "plot"), dir, "2 cores", "make bench"); err != nil {
-				t.Fatal(err)
-			}
-			data, err := os.ReadFile(filepath.Join(dir, "value.md"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			md := string(data)
+			writeReport(t, dir, value.FileName(""), measured(valueReport(), tc.mainNew))
+			writeReport(t, dir, value.SplitsFileName(""), measured(splitsReport(figures{80, 52}), tc.splitNew))
+			md := valuePage(t, dir)
 			for _, want := range tc.want {
 				if !strings.Contains(md, want) {
 					t.Errorf("value.md lacks %q:\n%s", want, md)
