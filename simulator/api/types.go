@@ -22,6 +22,20 @@ type SimulationResponse struct {
 	WindowSeconds int `json:"window_seconds,omitzero"`
 	// Source says where the numbers came from (static, a file name, ...).
 	Source string `json:"source,omitzero"`
+	// WarmUp is present while the simulator has measured too few nodes in
+	// full to rank them: every measured node's score is then 0, as the
+	// specification's fallback scores every node, and KNS-3's plugins fall
+	// back to the scheduler's other plugins and say why.
+	WarmUp *WarmUp `json:"warm_up,omitempty"`
+}
+
+// WarmUp says how far the measurements are from ranking nodes.
+type WarmUp struct {
+	// MeasuredInFull is how many nodes have every metric measured, of
+	// Nodes the simulator knows; Quorum is the share it needs.
+	MeasuredInFull int     `json:"measured_in_full"`
+	Nodes          int     `json:"nodes"`
+	Quorum         float64 `json:"quorum"`
 }
 
 // NodeResult is one node's network position.

@@ -30,7 +30,11 @@ func Run(ctx context.Context, o Options) error {
 	case o.ProbeURL != "":
 		return probeURL(o.ProbeURL)
 	case o.AgentCheck != "":
-		_, err := probe.Check(o.AgentCheck, 2*time.Second)
+		key, err := probe.ReadKey(o.KeyFile)
+		if err != nil {
+			return err
+		}
+		_, err = probe.Check(o.AgentCheck, 2*time.Second, key)
 		return err
 	case o.Agent:
 		return runAgent(ctx, o)
@@ -40,17 +44,35 @@ func Run(ctx context.Context, o Options) error {
 
 // runAgent answers probes until ctx ends.
 func runAgent(ctx context.Context, o Options) error {
-	a, err := probe.Listen(o.AgentListen, o.Node)
+	logger := klog.FromContext(ctx)
+	key, err := probe.ReadKey(o.KeyFile)
 	if err != nil {
 		return err
 	}
+	a, err := probe.Listen(o.AgentListen, o.Node, key)
+	if err != nil {
+		return err
+	}
+	link := o.NodeLink
 	if o.NodeSysfs != "" {
-		if err := a.ReadLinkCounters(o.NodeSysfs, o.NodeLink); err != nil {
-			return err
+		if link == probe.AutoLink {
+			picked, how, err := probe.PickLink(o.NodeSysfs, o.NodeRoutes, o.HostIP)
+			if err != nil {
+				// The agent measures all the rest; the node's link use is unknown.
+				logger.Error(err, "The node's link use is not read")
+			} else {
+				logger.Info("Reading the node's link use", "link", picked, "chosenBy", how)
+			}
+			link = picked
+		}
+		if link != "" {
+			if err := a.ReadLinkCounters(o.NodeSysfs, link); err != nil {
+				return err
+			}
 		}
 	}
-	klog.FromContext(ctx).Info("Probe agent serving", "version", kns3.Version, "address", a.Addr().String(), "node", o.Node,
-		"nodeSysfs", o.NodeSysfs, "nodeLink", o.NodeLink)
+	logger.Info("Probe agent serving", "version", kns3.Version, "address", a.Addr().String(), "node", o.Node,
+		"nodeSysfs", o.NodeSysfs, "nodeLink", link)
 	return a.Serve(ctx)
 }
 
@@ -68,9 +90,13 @@ func serve(ctx context.Context, o Options) error {
 			return err
 		}
 		go p.Run(ctx)
-		srv.SetLive(measured(p, o.Targets))
-		logger.Info("Measuring the nodes", "agents", o.Agents, "window", o.Window, "budgetMbps", o.BudgetMbps,
-			"targets", fmt.Sprintf("%g Mbit/s, %g ms, %g loss", o.Targets.BandwidthMbps, o.Targets.LatencyMs, o.Targets.PacketLoss))
+		srv.SetLive(measured(p, o.Rules))
+		d := o.Rules.Differences
+		logger.Info("Measuring the nodes", "agents", o.Agents, "window", o.Window, "timeout", cfg.Timeout,
+			"budgetMbps", o.BudgetMbps, "probers", o.Probers,
+			"targets", fmt.Sprintf("%g Mbit/s, %g ms, %g loss", o.Rules.BandwidthMbps, o.Rules.LatencyMs, o.Rules.PacketLoss),
+			"smallestDifferences", fmt.Sprintf("%g of the bandwidth, %g of the latency or %g ms, %g loss", d.BandwidthRatio, d.LatencyRatio, d.LatencyMs, d.Loss),
+			"warmUpQuorum", o.Rules.Quorum)
 	}
 	if o.Scenario == "" {
 		logger.Info("No --scenario given: /simulate serves what is measured, if anything")

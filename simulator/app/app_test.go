@@ -1,6 +1,8 @@
 package app
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -82,26 +84,75 @@ func TestAgentsOf(t *testing.T) {
 	}
 }
 
-// TestNodeLinkFlag checks --node-link names one interface, and the
-// agent's link counters are off unless --node-sysfs is given.
+// TestNodeLinkFlag checks --node-link names one interface or "auto", the
+// default, and the agent's link counters are off unless --node-sysfs is
+// given.
 func TestNodeLinkFlag(t *testing.T) {
 	o, err := ParseFlags(nil)
-	if err != nil || o.NodeLink != "eth0" || o.NodeSysfs != "" {
-		t.Fatalf("defaults: --node-link=%q --node-sysfs=%q (%v), want eth0 and off", o.NodeLink, o.NodeSysfs, err)
+	if err != nil || o.NodeLink != probe.AutoLink || o.NodeSysfs != "" {
+		t.Fatalf("defaults: --node-link=%q --node-sysfs=%q (%v), want auto and off", o.NodeLink, o.NodeSysfs, err)
 	}
 	for _, tc := range []struct {
 		link string
 		ok   bool
 	}{
 		{"ens5", true},
+		{"auto", true},
 		{"..", false},
 		{"eth0/../..", false},
 		{"a-name-too-long-for-linux", false},
 	} {
-		_, err := ParseFlags([]string{"--agent", "--node-sysfs=/host/sys", "--node-link=" + tc.link})
+		_, err := ParseFlags([]string{"--agent", "--probe-key-file=/key", "--node-sysfs=/host/sys", "--node-link=" + tc.link})
 		if (err == nil) != tc.ok || (err != nil && !strings.Contains(err.Error(), "--node-link")) {
 			t.Errorf("--node-link=%s: %v, want ok %v, or an error naming the flag", tc.link, err, tc.ok)
 		}
+	}
+	t.Setenv("HOST_IP", "172.18.0.5")
+	if o, err := ParseFlags([]string{"--agent", "--probe-key-file=/key"}); err != nil || o.HostIP.String() != "172.18.0.5" {
+		t.Errorf("$HOST_IP: --host-ip %v (%v), want 172.18.0.5", o.HostIP, err)
+	}
+}
+
+// TestProbingFlags: every probing flag that can be wrong fails start-up,
+// naming itself; the timeout and the budget share reach the prober.
+func TestProbingFlags(t *testing.T) {
+	key := filepath.Join(t.TempDir(), "key")
+	if err := os.WriteFile(key, []byte("a probe key of more than sixteen bytes\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	base := []string{"--agents=10.0.0.1:10271", "--probe-key-file=" + key}
+	for _, tc := range []struct {
+		args []string
+		flag string // "" for none
+	}{
+		{nil, ""},
+		{[]string{"--probers=0"}, "--probers"},
+		{[]string{"--bandwidth-difference=1"}, "--bandwidth-difference"},
+		{[]string{"--latency-difference-ms=-1"}, "--latency-difference"},
+		{[]string{"--loss-difference=NaN"}, "--loss-difference"},
+		{[]string{"--warm-up-quorum=2"}, "--warm-up-quorum"},
+	} {
+		_, err := ParseFlags(append(append([]string{}, base...), tc.args...))
+		if (err == nil) != (tc.flag == "") || (err != nil && !strings.Contains(err.Error(), tc.flag)) {
+			t.Errorf("%v: %v, want an error naming %q", tc.args, err, tc.flag)
+		}
+	}
+	for _, mode := range [][]string{{"--agents=10.0.0.1:10271"}, {"--agent"}, {"--agent-check=127.0.0.1:10271"}} {
+		if _, err := ParseFlags(mode); err == nil || !strings.Contains(err.Error(), "--probe-key-file") {
+			t.Errorf("%v without a key: %v, want an error naming --probe-key-file", mode, err)
+		}
+	}
+	o, err := ParseFlags(append(base, "--probe-timeout=1500ms", "--probers=3", "--probe-budget-mbps=12"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := o.probeConfig()
+	if err != nil || cfg.Timeout != 1500*time.Millisecond || cfg.BudgetBytesPerSecond != 12e6/8/3 || cfg.Key == nil {
+		t.Errorf("probe config %+v (%v): want a 1.5 s timeout, a third of 12 Mbit/s and the key", cfg, err)
+	}
+	o.KeyFile = filepath.Join(t.TempDir(), "missing")
+	if _, err := o.probeConfig(); err == nil || !strings.Contains(err.Error(), "probe key") {
+		t.Errorf("a missing key file: %v, want an error about the probe key", err)
 	}
 }
 
@@ -118,7 +169,7 @@ func TestMeasurementsCarryLinkUse(t *testing.T) {
 		{"not measured", nil},
 	} {
 		snap := probe.Snapshot{At: at, Window: 15 * time.Second, Nodes: map[string]probe.Metrics{"n1": {LinkUseMbps: tc.use}}}
-		got := measurementsOf(snap, livescore.DefaultTargets()).Nodes["n1"].LinkUseMbps
+		got := measurementsOf(snap, livescore.DefaultRules()).Nodes["n1"].LinkUseMbps
 		if tc.use == nil {
 			if got != nil {
 				t.Errorf("%s: link use %+v, want none", tc.name, got)

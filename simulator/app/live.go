@@ -44,17 +44,18 @@ func agentsOf(spec string) (func(context.Context) ([]string, error), error) {
 }
 
 // measured adapts the prober's snapshot to the server's live source.
-func measured(p *probe.Prober, targets livescore.Targets) func() (uint64, scenario.Measured) {
+func measured(p *probe.Prober, rules livescore.Rules) func() (uint64, scenario.Measured) {
 	return func() (uint64, scenario.Measured) {
 		snap := p.Snapshot()
-		return snap.Seq, measurementsOf(snap, targets)
+		return snap.Seq, measurementsOf(snap, rules)
 	}
 }
 
 // measurementsOf turns a snapshot into the API's measurements, each aged
 // by the snapshot's time.
-func measurementsOf(snap probe.Snapshot, targets livescore.Targets) scenario.Measured {
-	m := scenario.Measured{At: snap.At, WindowSeconds: int(snap.Window / time.Second), Nodes: map[string]api.Measurements{}, Targets: targets}
+func measurementsOf(snap probe.Snapshot, rules livescore.Rules) scenario.Measured {
+	m := scenario.Measured{At: snap.At, WindowSeconds: int(snap.Window / time.Second), Nodes: map[string]api.Measurements{},
+		Known: snap.Agents, Rules: rules}
 	for name, n := range snap.Nodes {
 		m.Nodes[name] = api.Measurements{
 			LatencyMs:     estimateOf(n.LatencyMs, snap.At),

@@ -1,13 +1,16 @@
 package app
 
 import (
+	"errors"
 	"flag"
 	"fmt"
+	"net/netip"
 	"os"
 	"time"
 
 	"k8s.io/klog/v2"
 
+	"kns3.dev/kns3/simulator/api/ties"
 	"kns3.dev/kns3/simulator/livescore"
 	"kns3.dev/kns3/simulator/probe"
 )
@@ -24,12 +27,18 @@ type Options struct {
 	ProbeURL string
 
 	// Agents, when set, makes the simulator measure the nodes itself.
-	Agents          string
-	Window          time.Duration
-	BudgetMbps      float64
+	Agents     string
+	Window     time.Duration
+	Timeout    time.Duration
+	BudgetMbps float64
+	// Probers is how many simulators probe the same agents, each with its
+	// share of the budget.
+	Probers         int
 	EchoesPerNode   float64
 	BandwidthMaxAge time.Duration
-	Targets         livescore.Targets
+	Rules           livescore.Rules
+	// KeyFile holds the probe key the prober and the agents share.
+	KeyFile string
 
 	// Agent runs the probe agent instead, answering for Node on
 	// AgentListen.
@@ -37,9 +46,13 @@ type Options struct {
 	AgentListen string
 	Node        string
 	// NodeSysfs, when set, is the node's /sys as the agent sees it; the
-	// agent then reads NodeLink's byte counters there.
-	NodeSysfs string
-	NodeLink  string
+	// agent then reads NodeLink's byte counters there, or, for
+	// probe.AutoLink, those of the interface PickLink finds from
+	// NodeRoutes and HostIP.
+	NodeSysfs  string
+	NodeLink   string
+	NodeRoutes string
+	HostIP     netip.Addr
 	// AgentCheck, when set, sends a hello there and exits: the agent's
 	// liveness probe.
 	AgentCheck string
@@ -56,19 +69,39 @@ func ParseFlags(args []string) (Options, error) {
 	fs.StringVar(&o.ProbeURL, "probe", "", "GET this URL, exit 0 on 200 OK and 1 otherwise (an exec probe for a simulator listening on loopback)")
 	fs.StringVar(&o.Agents, "agents", "", "measure the nodes through these probe agents: dns:NAME:PORT (a headless Service's name; a trailing dot makes it absolute) or a comma-separated list of HOST:PORT; empty serves the scenario alone")
 	fs.DurationVar(&o.Window, "window", 30*time.Second, "with --agents: the window latency and loss summarise, and within which every node's are refreshed")
-	fs.Float64Var(&o.BudgetMbps, "probe-budget-mbps", 10, "with --agents: what probing may send and receive together, in Mbit/s (10 is 1% of a 1 Gbit/s link)")
+	fs.DurationVar(&o.Timeout, "probe-timeout", time.Second, "with --agents: how long an echo's round trip on the network may take before the echo counts as lost (an answer that waited in a busy agent is late, not lost)")
+	fs.Float64Var(&o.BudgetMbps, "probe-budget-mbps", 10, "with --agents: what probing may send and receive together, in Mbit/s (10 is 1% of a 1 Gbit/s link), all --probers together")
+	fs.IntVar(&o.Probers, "probers", 1, "with --agents: how many simulators probe the same agents (one per control-plane node in the one-scheduler install); each takes its share of --probe-budget-mbps")
+	fs.StringVar(&o.KeyFile, "probe-key-file", "", "with --agents, --agent or --agent-check: the file holding the probe key the simulator and the agents share (a mounted Secret); every probe is signed with it")
 	fs.Float64Var(&o.EchoesPerNode, "echoes-per-node", 10, "with --agents: echoes per node per second while the budget allows; more echoes tell smaller losses apart")
 	fs.DurationVar(&o.BandwidthMaxAge, "bandwidth-max-age", 0, fmt.Sprintf("with --agents: how long a node's bandwidth sample stays its bandwidth; older, it is unknown (default %d windows, at least twice the time the budget needs to send every node a train)", probe.DefaultBandwidthMaxAgeWindows))
-	fs.Float64Var(&o.Targets.BandwidthMbps, "bandwidth-target-mbps", livescore.DefaultBandwidthMbps, "with --agents: the bandwidth at and above which a node scores fully on bandwidth, in Mbit/s")
-	fs.Float64Var(&o.Targets.LatencyMs, "latency-target-ms", livescore.DefaultLatencyMs, "with --agents: the round trip at and below which a node scores fully on latency, in ms")
-	fs.Float64Var(&o.Targets.PacketLoss, "loss-target", livescore.DefaultPacketLoss, "with --agents: the packet loss at and below which a node scores fully on loss, a share")
+	o.Rules = livescore.DefaultRules()
+	fs.Float64Var(&o.Rules.BandwidthMbps, "bandwidth-target-mbps", livescore.DefaultBandwidthMbps, "with --agents: the bandwidth at and above which a node scores fully on bandwidth, in Mbit/s")
+	fs.Float64Var(&o.Rules.LatencyMs, "latency-target-ms", livescore.DefaultLatencyMs, "with --agents: the round trip at and below which a node scores fully on latency, in ms")
+	fs.Float64Var(&o.Rules.PacketLoss, "loss-target", livescore.DefaultPacketLoss, "with --agents: the packet loss at and below which a node scores fully on loss, a share")
+	fs.Float64Var(&o.Rules.Differences.BandwidthRatio, "bandwidth-difference", ties.DefaultBandwidthRatio, "with --agents: the smallest difference in bandwidth that ranks two nodes, a share of the faster one's")
+	fs.Float64Var(&o.Rules.Differences.LatencyRatio, "latency-difference", ties.DefaultLatencyRatio, "with --agents: the smallest difference in round trip that ranks two nodes, a share of the shorter one's (or --latency-difference-ms, whichever is larger)")
+	fs.Float64Var(&o.Rules.Differences.LatencyMs, "latency-difference-ms", ties.DefaultLatencyMs, "with --agents: the smallest difference in round trip that ranks two nodes, in ms (or --latency-difference, whichever is larger)")
+	fs.Float64Var(&o.Rules.Differences.Loss, "loss-difference", ties.DefaultLoss, "with --agents: the smallest difference in packet loss that ranks two nodes, a share")
+	fs.Float64Var(&o.Rules.Quorum, "warm-up-quorum", livescore.DefaultQuorum, "with --agents: the share of the nodes found that must be measured in full before scores rank; until then every node scores 0 and the answer says it is warming up")
 	fs.BoolVar(&o.Agent, "agent", false, "run the probe agent of one node instead of the simulator")
 	fs.StringVar(&o.AgentListen, "agent-listen", ":10271", "with --agent: the UDP address to answer probes on; bandwidth trains arrive on the port after it")
 	fs.StringVar(&o.Node, "node-name", os.Getenv("NODE_NAME"), "with --agent: the node the agent answers for")
 	fs.StringVar(&o.NodeSysfs, "node-sysfs", "", "with --agent: the node's /sys, mounted read-only in the agent (as /host/sys); the agent then reads --node-link's byte counters there and reports the traffic on the node's link. Empty reads none")
-	fs.StringVar(&o.NodeLink, "node-link", "eth0", "with --agent and --node-sysfs: the node's interface whose byte counters are its link's use")
+	fs.StringVar(&o.NodeLink, "node-link", probe.AutoLink, "with --agent and --node-sysfs: the node's interface whose byte counters are its link's use; \"auto\": the one that carries --host-ip by --node-routes, else the default route's, else the node's only interface on a device")
+	fs.StringVar(&o.NodeRoutes, "node-routes", "", "with --agent and --node-link=auto: the node's IPv4 routing table, its /proc/1/net/route mounted read-only")
+	fs.Func("host-ip", "with --agent and --node-link=auto: the node's address (status.hostIP; default $HOST_IP)", func(s string) error {
+		a, err := netip.ParseAddr(s)
+		o.HostIP = a
+		return err
+	})
 	fs.StringVar(&o.AgentCheck, "agent-check", "", "send a hello to the agent at this UDP address, exit 0 when it answers (the agent's liveness probe)")
 	klog.InitFlags(fs)
+	if env := os.Getenv("HOST_IP"); env != "" {
+		if err := fs.Set("host-ip", env); err != nil {
+			return o, fmt.Errorf("$HOST_IP: %w", err)
+		}
+	}
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -81,15 +114,29 @@ func (o Options) validate() error {
 	if o.Reload <= 0 {
 		return fmt.Errorf("--reload-interval must be positive, got %s", o.Reload)
 	}
-	if err := probe.ValidLinkName(o.NodeLink); err != nil {
-		return fmt.Errorf("--node-link: %w", err)
+	if o.NodeLink != probe.AutoLink {
+		if err := probe.ValidLinkName(o.NodeLink); err != nil {
+			return fmt.Errorf("--node-link: %w", err)
+		}
+	}
+	if (o.Agents != "" || o.Agent || o.AgentCheck != "") && o.KeyFile == "" {
+		return errors.New("--probe-key-file: the probe key is needed to measure (--agents), to answer probes (--agent) and to check an agent (--agent-check)")
 	}
 	if o.Agents != "" {
 		if _, err := agentsOf(o.Agents); err != nil {
 			return err
 		}
-		if err := o.Targets.Validate(); err != nil {
+		if o.Probers < 1 {
+			return fmt.Errorf("--probers: %d, want at least 1", o.Probers)
+		}
+		if err := o.Rules.Targets.Validate(); err != nil {
 			return fmt.Errorf("--bandwidth-target-mbps, --latency-target-ms, --loss-target: %w", err)
+		}
+		if err := o.Rules.Differences.Validate(); err != nil {
+			return fmt.Errorf("--bandwidth-difference, --latency-difference, --latency-difference-ms, --loss-difference: %w", err)
+		}
+		if err := o.Rules.Validate(); err != nil {
+			return fmt.Errorf("--warm-up-quorum: %w", err)
 		}
 	}
 	return nil
@@ -101,9 +148,13 @@ func (o Options) probeConfig() (probe.Config, error) {
 	if err != nil {
 		return probe.Config{}, err
 	}
+	key, err := probe.ReadKey(o.KeyFile)
+	if err != nil {
+		return probe.Config{}, err
+	}
 	return probe.Config{
-		Agents: find, Window: o.Window,
-		BudgetBytesPerSecond:   o.BudgetMbps * 1e6 / 8,
+		Agents: find, Window: o.Window, Timeout: o.Timeout, Key: key,
+		BudgetBytesPerSecond:   o.BudgetMbps * 1e6 / 8 / float64(o.Probers),
 		EchoesPerNodePerSecond: o.EchoesPerNode,
 		BandwidthMaxAge:        o.BandwidthMaxAge,
 	}, nil

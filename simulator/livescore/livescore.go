@@ -1,7 +1,8 @@
 // Package livescore derives the score of each node the simulator
-// measured, so that scores differ only where the network does.
+// measured, so that scores differ only where the network does, by enough
+// to matter.
 //
-// Three rules:
+// Four rules:
 //
 //   - Good enough saturates. A node scores fully on bandwidth at or above
 //     Targets.BandwidthMbps, on latency at or below Targets.LatencyMs and
@@ -10,13 +11,13 @@
 //     min(bw/target, 1), latency × 10/(10 + ms over the target), loss ×
 //     (1 − loss over the target).
 //
-//   - Noise does not rank. Each node's score has an interval, from its
-//     metrics' served 95 % intervals, narrowed so that two intervals that
-//     do not overlap mean a 95 % test tells the two nodes apart. Nodes are
-//     taken best first; every node whose interval reaches the best
-//     remaining node's gets that node's score. Nodes that cannot be told
-//     apart therefore score the same, and MinMax normalization then gives
-//     them the same points.
+//   - Only a difference that is resolved and large enough ranks (package
+//     ties). Each metric's served 95 % interval is narrowed so that two
+//     narrowed intervals that do not overlap mean a 95 % test tells the
+//     nodes apart, and widened towards worse by the smallest difference
+//     that counts (Rules.Differences). Nodes are taken best first; every
+//     node whose interval reaches the best remaining node's gets that
+//     node's score. A lower bound on a bandwidth is ranked at its bound.
 //
 //   - Unknown is not perfect. A node with a metric unmeasured (a
 //     bandwidth not yet measured, or too old to serve) ranks below every
@@ -24,18 +25,21 @@
 //     by what they have, scaled to at most half the lowest full score.
 //     Were it to tie with the lowest, a burst would split evenly between a
 //     measured link and one the probes could not reach, whenever every
-//     measured link scored the same. A bandwidth known only as a lower
-//     bound is measured, with no upper end: it ties with any faster node,
-//     since how fast this host sent its trains is not the network.
+//     measured link scored the same.
+//
+//   - No ranking from a partial picture. Until Rules.Quorum of the nodes
+//     the prober knows are measured in full (after a restart, while the
+//     first trains go out), every node scores 0, as the specification's
+//     fallback scores them, and the answer says it is warming up:
+//     otherwise the nodes measured first would take every pod.
 package livescore
 
 import (
 	"fmt"
 	"math"
-	"slices"
-	"strings"
 
 	"kns3.dev/kns3/simulator/api"
+	"kns3.dev/kns3/simulator/api/ties"
 )
 
 // Targets are where each metric is good enough.
@@ -77,11 +81,6 @@ func (t Targets) Validate() error {
 	return nil
 }
 
-// tieNarrowing narrows a 95 % interval to the width at which two
-// non-overlapping intervals of equal width mean a 95 % test of the
-// difference: 1.386/1.960, the z of an 83.4 % interval.
-const tieNarrowing = 1.3859 / 1.9600
-
 func (t Targets) bandwidth(mbps float64) float64 {
 	return math.Min(mbps/t.BandwidthMbps, 1)
 }
@@ -94,107 +93,114 @@ func (t Targets) loss(share float64) float64 {
 	return 1 - math.Max(0, share-t.PacketLoss)
 }
 
-// interval is a score's point and the ends of its narrowed interval.
-type interval struct {
-	point, low, high float64
+// Rules are how the live score is made from the measurements.
+type Rules struct {
+	Targets
+	// Differences are the smallest differences that rank two nodes.
+	Differences ties.Differences
+	// Quorum is the share of the nodes the prober knows that must be
+	// measured in full before the scores rank; 0 ranks from the first
+	// node measured.
+	Quorum float64
 }
 
-// narrowed returns e's narrowed interval; its high end is +Inf for a
-// lower bound.
-func narrowed(e *api.Estimate) (low, high float64) {
-	low = e.Value - tieNarrowing*(e.Value-e.Low)
-	high = math.Inf(1)
-	if e.High != nil && !e.AtLeast {
-		high = e.Value + tieNarrowing*(*e.High-e.Value)
+// DefaultQuorum: nine nodes in ten measured in full.
+const DefaultQuorum = 0.9
+
+// DefaultRules returns the default rules.
+func DefaultRules() Rules {
+	return Rules{Targets: DefaultTargets(), Differences: ties.DefaultDifferences(), Quorum: DefaultQuorum}
+}
+
+// Validate says what is wrong with r, naming the field.
+func (r Rules) Validate() error {
+	if err := r.Targets.Validate(); err != nil {
+		return err
 	}
-	return low, high
+	if err := r.Differences.Validate(); err != nil {
+		return fmt.Errorf("smallest difference, %w", err)
+	}
+	if math.IsNaN(r.Quorum) || r.Quorum < 0 || r.Quorum > 1 {
+		return fmt.Errorf("quorum: %g, want a share from 0 to 1", r.Quorum)
+	}
+	return nil
 }
 
-// score is m's score and interval; complete says every metric was there.
-// A missing metric scores 1: the caller caps such a node.
-func (t Targets) score(m api.Measurements) (iv interval, complete bool) {
-	iv = interval{1, 1, 1}
+// Result is the live score of every node measured.
+type Result struct {
+	Scores map[string]float64
+	// WarmUp is set while too few nodes are measured in full to rank:
+	// every score is then 0.
+	WarmUp *api.WarmUp
+}
+
+// span is a score and the ends between which another node's score counts
+// as alike.
+func (r Rules) span(m api.Measurements) (s ties.Span, complete bool) {
+	s = ties.Span{Value: 1, Low: 1, High: 1}
 	mul := func(point, low, high float64) {
-		iv.point *= point
-		iv.low *= low
-		iv.high *= high
+		s.Value *= point
+		s.Low *= low
+		s.High *= high
 	}
 	if e := m.BandwidthMbps; e != nil {
-		low, high := narrowed(e)
-		mul(t.bandwidth(e.Value), t.bandwidth(low), t.bandwidth(high))
+		b := r.Differences.BandwidthSpan(e.Value, e.Low, highOf(e), e.AtLeast)
+		mul(r.bandwidth(b.Value), r.bandwidth(b.Low), r.bandwidth(b.High))
 	}
 	if e := m.LatencyMs; e != nil {
-		low, high := narrowed(e)
-		mul(t.latency(e.Value), t.latency(high), t.latency(low))
+		l := r.Differences.LatencySpan(e.Value, e.Low, highOf(e))
+		mul(r.latency(l.Value), r.latency(l.High), r.latency(l.Low))
 	}
 	if e := m.PacketLoss; e != nil {
-		low, high := narrowed(e)
-		mul(t.loss(e.Value), t.loss(high), t.loss(low))
+		l := r.Differences.LossSpan(e.Value, e.Low, highOf(e))
+		mul(r.loss(l.Value), r.loss(l.High), r.loss(l.Low))
 	}
-	return iv, m.BandwidthMbps != nil && m.LatencyMs != nil && m.PacketLoss != nil
+	return s, m.BandwidthMbps != nil && m.LatencyMs != nil && m.PacketLoss != nil
+}
+
+// highOf is e's high end: its value where none is served.
+func highOf(e *api.Estimate) float64 {
+	if e.High == nil || e.AtLeast {
+		return e.Value
+	}
+	return *e.High
 }
 
 // Scores derives the score of every node in nodes (see the package
-// comment).
-func (t Targets) Scores(nodes map[string]api.Measurements) map[string]float64 {
-	complete, partial := map[string]interval{}, map[string]interval{}
+// comment); known is how many nodes the prober knows, measured or not.
+func (r Rules) Scores(nodes map[string]api.Measurements, known int) Result {
+	var complete, partial []string
+	var completeSpans, partialSpans []ties.Span
 	for name, m := range nodes {
-		iv, ok := t.score(m)
+		s, ok := r.span(m)
 		if ok {
-			complete[name] = iv
+			complete, completeSpans = append(complete, name), append(completeSpans, s)
 		} else {
-			partial[name] = iv
+			partial, partialSpans = append(partial, name), append(partialSpans, s)
 		}
 	}
 	out := make(map[string]float64, len(nodes))
-	tie(complete, out)
-	lowest := math.Inf(1)
-	for name := range complete {
-		lowest = math.Min(lowest, out[name])
-	}
-	tie(partial, out)
-	if len(complete) > 0 {
-		for name := range partial {
-			out[name] *= partialScale * lowest
+	known = max(known, len(nodes))
+	if float64(len(complete)) < r.Quorum*float64(known) {
+		for name := range nodes {
+			out[name] = 0
 		}
+		return Result{Scores: out, WarmUp: &api.WarmUp{MeasuredInFull: len(complete), Nodes: known, Quorum: r.Quorum}}
 	}
-	return out
+	lowest := math.Inf(1)
+	for i, score := range ties.Rank(complete, completeSpans) {
+		out[complete[i]] = score
+		lowest = math.Min(lowest, score)
+	}
+	for i, score := range ties.Rank(partial, partialSpans) {
+		if len(complete) > 0 {
+			score *= partialScale * lowest
+		}
+		out[partial[i]] = score
+	}
+	return Result{Scores: out}
 }
 
 // partialScale puts every node without a metric below every node
 // measured in full, keeping their order among themselves.
 const partialScale = 0.5
-
-// tie gives each node of ivs its score in out: nodes taken best first,
-// each with every node whose interval reaches its low end.
-func tie(ivs map[string]interval, out map[string]float64) {
-	names := make([]string, 0, len(ivs))
-	for name := range ivs {
-		names = append(names, name)
-	}
-	slices.SortFunc(names, func(a, b string) int {
-		if c := -cmpFloat(ivs[a].point, ivs[b].point); c != 0 {
-			return c
-		}
-		return strings.Compare(a, b)
-	})
-	for i := 0; i < len(names); {
-		best := ivs[names[i]]
-		j := i
-		for j < len(names) && ivs[names[j]].high >= best.low {
-			out[names[j]] = best.point
-			j++
-		}
-		i = j
-	}
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}

@@ -1,6 +1,7 @@
 package livescore
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -40,10 +41,19 @@ func node(bw, lat, pl *api.Estimate) api.Measurements {
 	return api.Measurements{BandwidthMbps: bw, LatencyMs: lat, PacketLoss: pl}
 }
 
+// noQuorum ranks from the first node measured: the cases about ranking
+// partial nodes are past warm-up.
+func noQuorum(r *Rules) { r.Quorum = 0 }
+
+// lossTarget0 scores any loss below a perfect link: only the smallest
+// difference that counts can tie two lossy links then.
+func lossTarget0(r *Rules) { r.PacketLoss = 0 }
+
 func TestScores(t *testing.T) {
 	for _, tc := range []struct {
-		name string
-		in   map[string]api.Measurements
+		name  string
+		rules func(*Rules)
+		in    map[string]api.Measurements
 		// equal lists groups of nodes that must score the same; below
 		// pairs (a, b) where a must score strictly below b.
 		equal [][]string
@@ -72,6 +82,48 @@ func TestScores(t *testing.T) {
 		},
 		below: [][2]string{{"lossy", "healthy"}},
 	}, {
+		name: "1 % loss against none, over 1,400 echoes: resolved and large enough",
+		in: map[string]api.Measurements{
+			"none": node(atLeast(500), latency(0.2), loss(0, 1400)),
+			"one":  node(atLeast(500), latency(0.2), loss(14, 1400)),
+		},
+		below: [][2]string{{"one", "none"}},
+	}, {
+		name: "0.3 % loss against none: tied",
+		in: map[string]api.Measurements{
+			"none":  node(atLeast(500), latency(0.2), loss(0, 1500)),
+			"three": node(atLeast(500), latency(0.2), loss(5, 1500)),
+		},
+		equal: [][]string{{"none", "three"}},
+	}, {
+		name: "0.3 % loss against none, over 15,000 echoes, with no loss target: resolved, and still too small to rank", rules: lossTarget0,
+		in: map[string]api.Measurements{
+			"none":  node(atLeast(500), latency(0.2), loss(0, 15000)),
+			"three": node(atLeast(500), latency(0.2), loss(45, 15000)),
+		},
+		equal: [][]string{{"none", "three"}},
+	}, {
+		name: "1.2 against 1.3 ms over 1,400 echoes each: resolved, too small to rank",
+		in: map[string]api.Measurements{
+			"a": node(atLeast(500), latency(1.2), loss(0, 1400)),
+			"b": node(atLeast(500), latency(1.3), loss(0, 1400)),
+		},
+		equal: [][]string{{"a", "b"}},
+	}, {
+		name: "a 0.1 ms difference above the target: tied",
+		in: map[string]api.Measurements{
+			"a": node(atLeast(500), latency(2.0), loss(0, 1500)),
+			"b": node(atLeast(500), latency(2.1), loss(0, 1500)),
+		},
+		equal: [][]string{{"a", "b"}},
+	}, {
+		name: "2 against 3 ms: ranked",
+		in: map[string]api.Measurements{
+			"a": node(atLeast(500), latency(2), loss(0, 1500)),
+			"b": node(atLeast(500), latency(3), loss(0, 1500)),
+		},
+		below: [][2]string{{"b", "a"}},
+	}, {
 		name: "2 % loss from few echoes cannot be told from 1 %",
 		in: map[string]api.Measurements{
 			"two":   node(atLeast(500), latency(0.2), loss(4, 200)),
@@ -88,7 +140,38 @@ func TestScores(t *testing.T) {
 		equal: [][]string{{"a", "b"}},
 		below: [][2]string{{"c", "a"}},
 	}, {
-		name: "a node without a bandwidth ranks below the lowest measured in full",
+		name: "links 15 % apart tie, measured well or not; 30 % apart rank",
+		in: map[string]api.Measurements{
+			"a": node(measuredBW(80), latency(0.3), loss(0, 1500)),
+			"b": node(measuredBW(68), latency(0.3), loss(0, 1500)),
+			"c": node(measuredBW(56), latency(0.3), loss(0, 1500)),
+		},
+		equal: [][]string{{"a", "b"}},
+		below: [][2]string{{"c", "a"}},
+	}, {
+		name: "a steady 50 Mbit/s link ranks below a 100 Mbit/s one whose slowed train widens nothing",
+		in: map[string]api.Measurements{
+			"fast":   node(measuredBW(100), latency(0.3), loss(0, 1500)),
+			"steady": node(measuredBW(50), latency(0.3), loss(0, 1500)),
+		},
+		below: [][2]string{{"steady", "fast"}},
+	}, {
+		name: "a low lower bound is ranked at its bound, below a faster link measured", rules: noQuorum,
+		in: map[string]api.Measurements{
+			"bound-11":     node(atLeast(11), latency(0.2), loss(0, 1500)),
+			"measured-100": node(measuredBW(100), latency(0.2), loss(0, 1500)),
+		},
+		want:  map[string]float64{"measured-100": 1},
+		below: [][2]string{{"bound-11", "measured-100"}},
+	}, {
+		name: "a lower bound at the target ties with the best: more than enough changes nothing",
+		in: map[string]api.Measurements{
+			"bound-100":    node(atLeast(100), latency(0.2), loss(0, 1500)),
+			"measured-900": node(measuredBW(900), latency(0.2), loss(0, 1500)),
+		},
+		want: map[string]float64{"bound-100": 1, "measured-900": 1},
+	}, {
+		name: "a node without a bandwidth ranks below the lowest measured in full", rules: noQuorum,
 		in: map[string]api.Measurements{
 			"measured-50": node(measuredBW(50), latency(0.2), loss(0, 1500)),
 			"measured-80": node(measuredBW(80), latency(0.2), loss(0, 1500)),
@@ -97,7 +180,7 @@ func TestScores(t *testing.T) {
 		want:  map[string]float64{"measured-50": 0.5, "measured-80": 0.8},
 		below: [][2]string{{"unknown", "measured-50"}},
 	}, {
-		name: "a node unmeasured ranks below the only node measured, even one scoring fully",
+		name: "a node unmeasured ranks below the only node measured, even one scoring fully", rules: noQuorum,
 		in: map[string]api.Measurements{
 			"measured": node(measuredBW(100), latency(0.2), loss(0, 1500)),
 			"unknown":  node(nil, nil, nil),
@@ -105,29 +188,36 @@ func TestScores(t *testing.T) {
 		want:  map[string]float64{"measured": 1},
 		below: [][2]string{{"unknown", "measured"}},
 	}, {
-		name: "a low lower bound cannot be told from a faster link: the host sent its trains slowly",
-		in: map[string]api.Measurements{
-			"bound-11":     node(atLeast(11), latency(0.2), loss(0, 1500)),
-			"measured-100": node(measuredBW(100), latency(0.2), loss(0, 1500)),
-		},
-		want: map[string]float64{"bound-11": 1, "measured-100": 1},
-	}, {
-		name: "a node without a bandwidth and worse loss scores by what it has, below the lowest",
+		name: "a node without a bandwidth and worse loss scores by what it has, below the lowest", rules: noQuorum,
 		in: map[string]api.Measurements{
 			"measured": node(atLeast(500), latency(0.2), loss(0, 1500)),
 			"unknown":  node(nil, latency(0.2), loss(300, 1500)),
 		},
 		below: [][2]string{{"unknown", "measured"}},
 	}, {
-		name: "without any node measured in full, nodes rank by what they have",
+		name: "without any node measured in full, nodes rank by what they have", rules: noQuorum,
 		in: map[string]api.Measurements{
 			"near": node(nil, latency(0.2), loss(0, 1500)),
 			"far":  node(nil, latency(30), loss(0, 1500)),
 		},
 		below: [][2]string{{"far", "near"}},
+	}, {
+		name: "one node measured in full, three still without a bandwidth: warming up, all alike",
+		in: map[string]api.Measurements{
+			"first":  node(measuredBW(60), latency(0.2), loss(0, 1500)),
+			"second": node(nil, latency(0.2), loss(0, 1500)),
+			"third":  node(nil, latency(0.2), loss(0, 1500)),
+			"fourth": node(nil, latency(0.2), loss(0, 1500)),
+		},
+		want: map[string]float64{"first": 0, "second": 0, "third": 0, "fourth": 0},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := DefaultTargets().Scores(tc.in)
+			rules := DefaultRules()
+			if tc.rules != nil {
+				tc.rules(&rules)
+			}
+			res := rules.Scores(tc.in, len(tc.in))
+			got := res.Scores
 			if len(got) != len(tc.in) {
 				t.Fatalf("%d scores for %d nodes: %v", len(got), len(tc.in), got)
 			}
@@ -149,6 +239,78 @@ func TestScores(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestWarmUp: scores rank once the quorum of the nodes the prober knows,
+// measured or not, is measured in full; until then all score 0 and the
+// result says how far it is.
+func TestWarmUp(t *testing.T) {
+	full := func(mbps float64) api.Measurements { return node(measuredBW(mbps), latency(0.2), loss(0, 1500)) }
+	nodes := func(complete, partial int) map[string]api.Measurements {
+		out := map[string]api.Measurements{}
+		for i := range complete {
+			out[fmt.Sprintf("full-%d", i)] = full(float64(10 + 10*i))
+		}
+		for i := range partial {
+			out[fmt.Sprintf("partial-%d", i)] = node(nil, latency(0.2), loss(0, 1500))
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name              string
+		complete, partial int
+		known             int
+		warm              bool
+	}{
+		{"8 of 10 measured in full", 8, 2, 10, true},
+		{"9 of 10", 9, 1, 10, false},
+		{"9 measured of 12 agents found: the unanswered count too", 9, 0, 12, true},
+		{"a single node", 1, 0, 1, false},
+		{"nothing measured yet", 0, 3, 3, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := DefaultRules().Scores(nodes(tc.complete, tc.partial), tc.known)
+			if (res.WarmUp != nil) != tc.warm {
+				t.Fatalf("warming up %v, want %v (%+v)", res.WarmUp != nil, tc.warm, res.WarmUp)
+			}
+			distinct := map[float64]bool{}
+			for _, s := range res.Scores {
+				distinct[s] = true
+			}
+			if tc.warm {
+				if len(distinct) != 1 || !distinct[0] {
+					t.Errorf("warming up, scores %v: want every node at 0", res.Scores)
+				}
+				if w := res.WarmUp; w.MeasuredInFull != tc.complete || w.Nodes != tc.known || w.Quorum != DefaultQuorum {
+					t.Errorf("warm-up %+v, want %d of %d at %g", w, tc.complete, tc.known, DefaultQuorum)
+				}
+			} else if tc.complete > 1 && len(distinct) < 2 {
+				t.Errorf("past warm-up, scores %v: links 10 to %d Mbit/s should rank", res.Scores, 10*tc.complete)
+			}
+		})
+	}
+}
+
+func TestRulesValidate(t *testing.T) {
+	if err := DefaultRules().Validate(); err != nil {
+		t.Fatalf("defaults: %v", err)
+	}
+	for _, tc := range []struct {
+		field string
+		mod   func(*Rules)
+	}{
+		{"quorum", func(r *Rules) { r.Quorum = 1.5 }},
+		{"quorum", func(r *Rules) { r.Quorum = math.NaN() }},
+		{"smallest difference, bandwidth ratio", func(r *Rules) { r.Differences.BandwidthRatio = 1 }},
+		{"smallest difference, latency", func(r *Rules) { r.Differences.LatencyMs = -1 }},
+		{"bandwidth target", func(r *Rules) { r.BandwidthMbps = 0 }},
+	} {
+		r := DefaultRules()
+		tc.mod(&r)
+		if err := r.Validate(); err == nil || !strings.HasPrefix(err.Error(), tc.field) {
+			t.Errorf("%+v: Validate() = %v, want an error naming %q", r, err, tc.field)
+		}
 	}
 }
 

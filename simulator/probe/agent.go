@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/klog/v2"
@@ -38,20 +39,36 @@ type Agent struct {
 	// port is the agents' port: a datagram from it comes from another
 	// agent, which never sends requests.
 	port uint16
-	// mu guards trains, which both readers use.
+	// key authenticates every datagram, both ways.
+	key *Key
+	// mu guards what both readers use: the trains, the requests taken and
+	// the limits of each source.
 	mu     sync.Mutex
 	trains trainTable
-	limit  sourceLimits
-	now    func() time.Time
+	guard  replayGuard
+	// limit bounds the answers to each source address, trainLimit the
+	// train packets counted of each.
+	limit, trainLimit sourceLimits
+	now               func() time.Time
+	refused           refusals
 	// link, when set, reads the node link's counters that echo answers
 	// carry.
 	link *linkCounters
 }
 
+// refusals count what an agent refused of what reached it.
+type refusals struct {
+	// unauthenticated: datagrams whose MAC was wrong, which cost nothing
+	// more; stale: authenticated requests sent too long ago or taken
+	// before (replays); limited: requests over their source's rate.
+	unauthenticated, stale, limited atomic.Int64
+}
+
 // NewAgent returns an agent answering for node on conn, which takes
-// trains too.
-func NewAgent(node string, conn net.PacketConn) *Agent {
-	a := &Agent{node: node, nodeHash: nodeHash(node), conn: conn, now: time.Now, limit: newSourceLimits()}
+// trains too, authenticating every datagram with key.
+func NewAgent(node string, conn net.PacketConn, key *Key) *Agent {
+	a := &Agent{node: node, nodeHash: nodeHash(node), conn: conn, key: key, now: time.Now,
+		limit: newSourceLimits(agentSourceRate, agentSourceBurst), trainLimit: newSourceLimits(trainSourceRate, trainSourceBurst)}
 	if conn != nil {
 		if ua, ok := conn.LocalAddr().(*net.UDPAddr); ok {
 			a.port = uint16(ua.Port)
@@ -61,8 +78,8 @@ func NewAgent(node string, conn net.PacketConn) *Agent {
 }
 
 // Listen opens addr (UDP) for requests, and the train port after it, and
-// returns an agent answering there for node.
-func Listen(addr, node string) (*Agent, error) {
+// returns an agent answering there for node, authenticating with key.
+func Listen(addr, node string, key *Key) (*Agent, error) {
 	if node == "" {
 		return nil, errors.New("the agent needs its node's name (--node-name, or NODE_NAME from the downward API)")
 	}
@@ -70,7 +87,11 @@ func Listen(addr, node string) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := NewAgent(node, conn)
+	if key == nil {
+		conn.Close()
+		return nil, errors.New("the agent needs the probe key (--probe-key-file)")
+	}
+	a := NewAgent(node, conn, key)
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		conn.Close()
@@ -161,10 +182,17 @@ func (a *Agent) Serve(ctx context.Context) error {
 		if reply[4] == typeEcho|answerBit {
 			stampEchoSent(reply, a.now())
 		}
+		a.key.sign(reply)
 		if _, err := a.conn.WriteTo(reply, net.UDPAddrFromAddrPort(from)); err != nil {
 			logger.V(4).Info("Answering a probe failed", "to", from, "err", err)
 		}
 	}
+}
+
+// msgReader reads a datagram with its control messages, among them the
+// kernel's receive time: a *net.UDPConn.
+type msgReader interface {
+	ReadMsgUDPAddrPort(b, oob []byte) (n, oobn, flags int, addr netip.AddrPort, err error)
 }
 
 // read reads one datagram from conn, with the kernel's receive time where
@@ -174,7 +202,7 @@ func (a *Agent) read(conn net.PacketConn, buf, oob []byte) (int, netip.AddrPort,
 	var from netip.AddrPort
 	var at time.Time
 	var err error
-	if udp, ok := conn.(*net.UDPConn); ok {
+	if udp, ok := conn.(msgReader); ok {
 		var oobn int
 		n, oobn, _, from, err = udp.ReadMsgUDPAddrPort(buf, oob)
 		at = receiveTime(oob[:oobn])
@@ -192,16 +220,42 @@ func (a *Agent) read(conn net.PacketConn, buf, oob []byte) (int, netip.AddrPort,
 	return n, from, at, err
 }
 
-// countTrain counts b if it is a train packet from a prober's port.
+// countTrain counts b if it is a train packet a prober sent: from a
+// prober's port, authenticated, fresh, counted once, and within its
+// source's rate. A packet from anyone else never reaches the train table,
+// so no one but a prober can evict a prober's train.
 func (a *Agent) countTrain(b []byte, from netip.AddrPort, at time.Time) {
 	if t, err := header(b); err != nil || t != typeTrain || !fromProber(from, a.port) {
 		return
 	}
-	if id, err := decodeTrain(b); err == nil {
-		a.mu.Lock()
-		a.trains.count(from, id, len(b), at)
-		a.mu.Unlock()
+	if !a.key.verify(b) {
+		a.refused.unauthenticated.Add(1)
+		return
 	}
+	id, i, sent, err := decodeTrain(b)
+	if err != nil {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.take(typeTrain, id, i, sent, from.Addr(), at, &a.trainLimit) {
+		a.trains.count(from, id, len(b), at)
+	}
+}
+
+// take says whether to take an authenticated request from src, received
+// at: fresh and never taken before (a replay costs nothing), and within
+// the source's limit. Called with a.mu held.
+func (a *Agent) take(t byte, id uint64, index uint32, sent time.Time, src netip.Addr, at time.Time, limit *sourceLimits) bool {
+	if !a.guard.fresh(requestID(t, id, index, sent), sent, at) {
+		a.refused.stale.Add(1)
+		return false
+	}
+	if !limit.allow(src, at) {
+		a.refused.limited.Add(1)
+		return false
+	}
+	return true
 }
 
 // fromProber says from is a port a prober sends from: probers send from
@@ -211,8 +265,11 @@ func fromProber(from netip.AddrPort, agentPort uint16) bool {
 }
 
 // answer handles one datagram from from, received at, and returns the
-// answer, nil for none. An answer is never longer than the datagram, and
-// nothing that is not a well-formed request from a prober is answered.
+// answer, unsigned (Serve signs it as it leaves), nil for none. An answer
+// is never longer than the datagram, and nothing that is not a
+// well-formed, authenticated, fresh request from a prober is answered: a
+// datagram the agent cannot authenticate costs it one MAC, and nothing of
+// the answers it keeps for each source.
 func (a *Agent) answer(b, out []byte, from netip.AddrPort, at time.Time) []byte {
 	t, err := header(b)
 	if err != nil || t&answerBit != 0 {
@@ -225,19 +282,25 @@ func (a *Agent) answer(b, out []byte, from netip.AddrPort, at time.Time) []byte 
 		a.countTrain(b, from, at)
 		return nil
 	}
-	if !a.limit.allow(from.Addr(), at) {
+	if !a.key.verify(b) {
+		a.refused.unauthenticated.Add(1)
 		return nil
+	}
+	take := func(id uint64, sent time.Time) bool {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return a.take(t, id, 0, sent, from.Addr(), at, &a.limit)
 	}
 	switch t {
 	case typeHello:
-		id, node, err := decodeHello(b)
-		if err != nil || node != "" || id == 0 {
+		id, node, sent, err := decodeHello(b)
+		if err != nil || node != "" || id == 0 || !take(id, sent) {
 			return nil
 		}
-		return encodeHello(out, id, a.node)
+		return encodeHello(out, id, a.node, sent)
 	case typeEcho:
-		key, stamps, err := decodeEcho(b)
-		if err != nil || stamps != (echoStamps{}) {
+		key, sent, stamps, err := decodeEcho(b)
+		if err != nil || stamps != (echoStamps{}) || !take(key, sent) {
 			return nil
 		}
 		// Reading the counters, once a second, delays this answer by a
@@ -246,23 +309,30 @@ func (a *Agent) answer(b, out []byte, from netip.AddrPort, at time.Time) []byte 
 		if a.link != nil {
 			link = a.link.latest(a.now)
 		}
-		return encodeEchoAnswer(out, key, at, a.nodeHash, link)
+		return encodeEchoAnswer(out, key, sent, at, a.nodeHash, link)
 	case typeReport:
-		id, c, err := decodeReport(b)
-		if err != nil || !c.empty() {
+		id, c, sent, err := decodeReport(b)
+		if err != nil || !c.empty() || !take(id, sent) {
 			return nil
 		}
 		a.mu.Lock()
 		got := a.trains.get(from, id)
 		a.mu.Unlock()
-		return encodeReport(out, id, &got)
+		return encodeReport(out, id, &got, sent)
 	}
 	return nil
 }
 
+// Refused is what the agent refused so far: datagrams it could not
+// authenticate, authenticated requests that were stale or replayed, and
+// requests over their source's rate.
+func (a *Agent) Refused() (unauthenticated, stale, limited int64) {
+	return a.refused.unauthenticated.Load(), a.refused.stale.Load(), a.refused.limited.Load()
+}
+
 // Check sends a hello to the agent at addr and returns the node it answers
 // for: the agent's liveness probe, and a check from the command line.
-func Check(addr string, timeout time.Duration) (string, error) {
+func Check(addr string, timeout time.Duration, key *Key) (string, error) {
 	conn, err := net.Dial("udp", addr)
 	if err != nil {
 		return "", err
@@ -272,7 +342,7 @@ func Check(addr string, timeout time.Duration) (string, error) {
 		return "", err
 	}
 	id := helloID()
-	if _, err := conn.Write(encodeHello(make([]byte, HelloSize), id, "")); err != nil {
+	if _, err := conn.Write(key.sign(encodeHello(make([]byte, HelloSize), id, "", time.Now()))); err != nil {
 		return "", err
 	}
 	buf := make([]byte, 2048)
@@ -281,8 +351,8 @@ func Check(addr string, timeout time.Duration) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("no answer from the agent at %s: %w", addr, err)
 		}
-		if t, err := header(buf[:n]); err == nil && t == typeHello|answerBit {
-			if got, node, err := decodeHello(buf[:n]); err == nil && got == id && node != "" {
+		if t, err := header(buf[:n]); err == nil && t == typeHello|answerBit && key.verify(buf[:n]) {
+			if got, node, _, err := decodeHello(buf[:n]); err == nil && got == id && node != "" {
 				return node, nil
 			}
 		}

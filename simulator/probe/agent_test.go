@@ -12,109 +12,149 @@ import (
 // prober is where the tests' requests come from: an ephemeral port.
 var prober = netip.MustParseAddrPort("10.0.0.9:40000")
 
+// Signed requests as a prober sends them, at sent.
+func helloReq(id uint64, sent time.Time) []byte {
+	return testKey.sign(encodeHello(make([]byte, HelloSize), id, "", sent))
+}
+
+func echoReq(key uint64, sent time.Time) []byte {
+	return testKey.sign(encodeEcho(make([]byte, EchoSize), key, sent))
+}
+
+func reportReq(id uint64, sent time.Time) []byte {
+	return testKey.sign(encodeReport(make([]byte, ReportSize), id, nil, sent))
+}
+
+func trainPkt(b []byte, id uint64, i uint32, sent time.Time) []byte {
+	return testKey.sign(encodeTrain(b, id, i, sent))
+}
+
 // TestAgentAnswers checks what an agent answers, whatever arrives: every
 // answer is at most as long as its request, so an agent cannot multiply
-// traffic toward a forged source address; and nothing but a well-formed
-// request from a prober's port is answered.
+// traffic toward a forged source address; and nothing but a well-formed,
+// authenticated, fresh request from a prober's port is answered.
 func TestAgentAnswers(t *testing.T) {
-	a := NewAgent("worker-with-a-long-name.example", nil)
+	a := NewAgent("worker-with-a-long-name.example", nil, testKey)
 	a.port = 10271
 	buf := make([]byte, 2048)
-	hello := encodeHello(make([]byte, HelloSize), 7, "")
-	echo := encodeEcho(make([]byte, EchoSize), 9)
-	report := encodeReport(make([]byte, ReportSize), 3, nil)
-	train := encodeTrain(make([]byte, TrainPacketSize), 3, 0)
+	now := time.Now()
+	// with sets byte at of b to v and signs the result: a request the key
+	// vouches for, refused for what it says.
 	with := func(b []byte, at int, v byte) []byte {
 		b = append([]byte{}, b...)
 		b[at] = v
+		return testKey.sign(b)
+	}
+	unsigned := func(b []byte) []byte {
+		b = append([]byte{}, b...)
+		b[len(b)-1] ^= 1
 		return b
 	}
-	for _, tc := range []struct {
+	otherKey := mustKey("another install's key, 32 bytes!")
+	keyed := func(k *Key, b []byte) []byte { return k.sign(append([]byte{}, b...)) }
+	for i, tc := range []struct {
 		name     string
-		in       []byte
+		in       func(n uint64) []byte
 		from     netip.AddrPort
 		answered bool
 	}{
-		{"hello", hello, prober, true},
-		{"hello cut short", hello[:HelloSize-1], prober, false},
-		{"hello with id 0", encodeHello(make([]byte, HelloSize), 0, ""), prober, false},
-		{"hello request carrying a name", with(with(hello, 15, 1), 16, 'x'), prober, false},
-		{"echo", echo, prober, true},
-		{"echo cut short", echo[:EchoSize-1], prober, false},
-		{"echo padded", append(append([]byte{}, echo...), make([]byte, 500)...), prober, true},
-		{"echo request carrying a time", with(echo, echoReceivedAt+7, 1), prober, false},
-		{"echo request carrying link counters", with(echo, echoTxBytesAt+7, 1), prober, false},
-		{"echo request carrying a reading's time", with(echo, echoLinkAtAt, 1), prober, false},
-		{"echo request saying it has counters", with(echo, echoLinkFlags, linkValid), prober, false},
-		{"train packet", train, prober, false},
-		{"report", report, prober, true},
-		{"report cut short", report[:ReportSize-1], prober, false},
-		{"report request carrying counts", with(report, 17, 1), prober, false},
-		{"not a probe", bytes.Repeat([]byte{'x'}, 100), prober, false},
-		{"empty", nil, prober, false},
-		{"version 1", with(echo, 5, 1), prober, false},
-		{"from the agents' port", echo, netip.MustParseAddrPort("10.0.0.9:10271"), false},
-		{"from a privileged port", echo, netip.MustParseAddrPort("10.0.0.9:53"), false},
+		{"hello", func(n uint64) []byte { return helloReq(n, now) }, prober, true},
+		{"hello cut short", func(n uint64) []byte { return helloReq(n, now)[:HelloSize-1] }, prober, false},
+		{"hello with id 0", func(uint64) []byte { return helloReq(0, now) }, prober, false},
+		{"hello request carrying a name", func(n uint64) []byte { return with(with(helloReq(n, now), helloNameLenAt+1, 1), helloNameAt, 'x') }, prober, false},
+		{"hello unsigned", func(n uint64) []byte { return unsigned(helloReq(n, now)) }, prober, false},
+		{"echo", func(n uint64) []byte { return echoReq(n, now) }, prober, true},
+		{"echo cut short", func(n uint64) []byte { return echoReq(n, now)[:EchoSize-1] }, prober, false},
+		{"echo padded", func(n uint64) []byte { return append(echoReq(n, now), make([]byte, 500)...) }, prober, true},
+		{"echo request carrying a time", func(n uint64) []byte { return with(echoReq(n, now), echoReceivedAt+7, 1) }, prober, false},
+		{"echo request carrying link counters", func(n uint64) []byte { return with(echoReq(n, now), echoTxBytesAt+7, 1) }, prober, false},
+		{"echo request carrying a reading's time", func(n uint64) []byte { return with(echoReq(n, now), echoLinkAtAt, 1) }, prober, false},
+		{"echo request saying it has counters", func(n uint64) []byte { return with(echoReq(n, now), echoLinkFlags, linkValid) }, prober, false},
+		{"echo unsigned", func(n uint64) []byte { return unsigned(echoReq(n, now)) }, prober, false},
+		{"echo signed with another key", func(n uint64) []byte { return keyed(otherKey, echoReq(n, now)) }, prober, false},
+		{"echo without a time", func(n uint64) []byte { return testKey.sign(encodeEcho(make([]byte, EchoSize), n, time.Time{})) }, prober, false},
+		{"echo sent a minute ago", func(n uint64) []byte { return echoReq(n, now.Add(-time.Minute)) }, prober, false},
+		{"echo sent a minute ahead", func(n uint64) []byte { return echoReq(n, now.Add(time.Minute)) }, prober, false},
+		{"train packet", func(n uint64) []byte { return trainPkt(make([]byte, TrainPacketSize), n, 0, now) }, prober, false},
+		{"report", func(n uint64) []byte { return reportReq(n, now) }, prober, true},
+		{"report cut short", func(n uint64) []byte { return reportReq(n, now)[:ReportSize-1] }, prober, false},
+		{"report request carrying counts", func(n uint64) []byte { return with(reportReq(n, now), reportPacketsAt+3, 1) }, prober, false},
+		{"report unsigned", func(n uint64) []byte { return unsigned(reportReq(n, now)) }, prober, false},
+		{"not a probe", func(uint64) []byte { return bytes.Repeat([]byte{'x'}, 100) }, prober, false},
+		{"empty", func(uint64) []byte { return nil }, prober, false},
+		{"version 2", func(n uint64) []byte { return with(echoReq(n, now), 5, 2) }, prober, false},
+		{"from the agents' port", func(n uint64) []byte { return echoReq(n, now) }, netip.MustParseAddrPort("10.0.0.9:10271"), false},
+		{"from a privileged port", func(n uint64) []byte { return echoReq(n, now) }, netip.MustParseAddrPort("10.0.0.9:53"), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out := a.answer(tc.in, buf, tc.from, time.Now())
+			in := tc.in(uint64(100 + i))
+			out := a.answer(in, buf, tc.from, now)
 			if (out != nil) != tc.answered {
 				t.Fatalf("answered %v, want %v", out != nil, tc.answered)
 			}
-			if len(out) > len(tc.in) {
-				t.Errorf("answer of %d bytes to %d", len(out), len(tc.in))
+			if len(out) > len(in) {
+				t.Errorf("answer of %d bytes to %d", len(out), len(in))
+			}
+			if tc.answered {
+				if again := a.answer(in, buf, tc.from, now.Add(time.Millisecond)); again != nil {
+					t.Error("the same request, sent again, was answered again: a replay must cost nothing")
+				}
 			}
 		})
 	}
-	id, node, err := decodeHello(a.answer(hello, buf, prober, time.Now()))
+	id, node, _, err := decodeHello(a.answer(helloReq(7, now), buf, prober, now))
 	if err != nil || id != 7 || node != "worker-with-a-long-name.example" {
 		t.Errorf("hello answer: id %d node %q err %v, want 7 and the agent's node", id, node, err)
 	}
-	received := time.Unix(1000, 5)
-	key, stamps, err := decodeEcho(a.answer(echo, buf, prober, received))
+	received := now.Add(5)
+	key, _, stamps, err := decodeEcho(a.answer(echoReq(9, now), buf, prober, received))
 	if err != nil || key != 9 || !stamps.Received.Equal(received) || stamps.NodeHash != nodeHash("worker-with-a-long-name.example") {
 		t.Errorf("echo answer: key %d, received %s, node hash %x, err %v; want 9, %s and the node's hash", key, stamps.Received, stamps.NodeHash, err, received)
+	}
+	if unauth, stale, _ := a.Refused(); unauth < 4 || stale < 3 {
+		t.Errorf("refusals counted: %d unauthenticated, %d stale; want at least 4 and 3", unauth, stale)
 	}
 }
 
 // TestAgentNeverAnswersAnAnswer feeds each of an agent's answers back to
 // an agent: none is answered, so two agents can never answer each other.
 func TestAgentNeverAnswersAnAnswer(t *testing.T) {
-	a := NewAgent("n", nil)
+	a := NewAgent("n", nil, testKey)
 	buf, again := make([]byte, 2048), make([]byte, 2048)
-	a.answer(encodeTrain(make([]byte, TrainPacketSize), 3, 0), buf, prober, time.Now())
-	for _, req := range [][]byte{
-		encodeHello(make([]byte, HelloSize), 7, ""),
-		encodeEcho(make([]byte, EchoSize), 9),
-		encodeReport(make([]byte, ReportSize), 3, nil),
-		encodeReport(make([]byte, ReportSize), 4, nil),
-	} {
-		ans := a.answer(req, buf, prober, time.Now())
+	now := time.Now()
+	a.answer(trainPkt(make([]byte, TrainPacketSize), 3, 0, now), buf, prober, now)
+	for _, req := range [][]byte{helloReq(7, now), echoReq(9, now), reportReq(3, now), reportReq(4, now)} {
+		ans := a.answer(req, buf, prober, now)
 		if ans == nil {
 			t.Fatalf("request %x not answered", req[:6])
 		}
-		if back := a.answer(ans, again, prober, time.Now()); back != nil {
+		testKey.sign(ans)
+		if back := a.answer(ans, again, prober, now); back != nil {
 			t.Errorf("the answer %x was answered with %x", ans[:6], back[:6])
 		}
 	}
 }
 
 // TestAgentCountsTrains checks a report says what arrived of its train
-// only, to the sender of the train only.
+// only, to the sender of the train only, and counts each packet once.
 func TestAgentCountsTrains(t *testing.T) {
-	a := NewAgent("n", nil)
+	a := NewAgent("n", nil, testKey)
 	t0 := time.Unix(1000, 0)
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 	buf := make([]byte, 2048)
 	pkt := make([]byte, TrainPacketSize)
 	for i := range 5 {
-		a.answer(encodeTrain(pkt, 1, uint32(i)), buf, prober, at(i))
-		a.answer(encodeTrain(pkt, 2, uint32(i)), buf, prober, at(i))
+		a.answer(trainPkt(pkt, 1, uint32(i), t0), buf, prober, at(i))
+		a.answer(trainPkt(pkt, 2, uint32(i), t0), buf, prober, at(i))
 	}
-	a.answer(encodeTrain(pkt, 2, 5), buf, prober, at(9))
+	a.answer(trainPkt(pkt, 2, 5, t0), buf, prober, at(9))
+	// The same packet again, sent by anyone: not counted twice.
+	a.answer(trainPkt(pkt, 2, 5, t0), buf, prober, at(10))
+	asked := 0
 	report := func(from netip.AddrPort, id uint64) trainCount {
 		t.Helper()
-		got, c, err := decodeReport(a.answer(encodeReport(make([]byte, ReportSize), id, nil), buf, from, time.Now()))
+		asked++
+		got, c, _, err := decodeReport(a.answer(reportReq(id, at(20+asked)), buf, from, at(20+asked)))
 		if err != nil || got != id {
 			t.Fatalf("report of train %d: id %d, err %v", id, got, err)
 		}
@@ -138,31 +178,36 @@ func TestAgentCountsTrains(t *testing.T) {
 	}
 }
 
-// TestAgentTrainTableIsBounded checks who can evict a train: a sender's
-// new trains evict only its own oldest, and a crowd of senders evicts the
-// one heard from longest ago, within fixed bounds.
+// TestAgentTrainTableIsBounded checks who can evict a train: a sender
+// without the key never reaches the table, however many trains it sends
+// from however many addresses; a prober's new trains evict only its own
+// oldest; and the table holds a fixed number of probers, whatever
+// arrives.
 func TestAgentTrainTableIsBounded(t *testing.T) {
-	a := NewAgent("n", nil)
+	a := NewAgent("n", nil, testKey)
 	buf := make([]byte, 2048)
 	pkt := make([]byte, TrainPacketSize)
 	now := time.Unix(1000, 0)
-	a.answer(encodeTrain(pkt, 1, 0), buf, prober, now)
-	other := netip.MustParseAddrPort("10.0.0.10:40000")
+	a.answer(trainPkt(pkt, 1, 0, now), buf, prober, now)
 	for id := range uint64(1000) {
-		a.answer(encodeTrain(pkt, 100+id, 0), buf, other, now.Add(time.Millisecond))
+		other := netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 2, byte(id >> 8), byte(id)}), 40000)
+		a.answer(encodeTrain(pkt, 100+id, 0, now), buf, other, now.Add(time.Millisecond))
 	}
 	if c := a.trains.get(prober, 1); c.Packets != 1 {
-		t.Errorf("after another sender's 1,000 trains, the prober's train holds %d packets, want 1", c.Packets)
+		t.Errorf("after 1,000 unsigned trains from 1,000 addresses, the prober's train holds %d packets, want 1", c.Packets)
+	}
+	if n := len(a.trains.sources); n != 1 {
+		t.Errorf("unsigned trains reached the table: %d senders held, want the prober alone", n)
 	}
 	for id := range uint64(maxTrainsPerSource) {
-		a.answer(encodeTrain(pkt, 10+id, 0), buf, prober, now.Add(2*time.Millisecond))
+		a.answer(trainPkt(pkt, 10+id, 0, now), buf, prober, now.Add(2*time.Millisecond))
 	}
 	if c := a.trains.get(prober, 1); c.Packets != 0 {
 		t.Errorf("after %d newer trains of its own sender, train 1 is still held", maxTrainsPerSource)
 	}
 	for i := range 3 * maxTrainSources {
 		from := netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 1, byte(i), 1}), 40000)
-		a.answer(encodeTrain(pkt, 5, 0), buf, from, now.Add(time.Duration(3+i)*time.Millisecond))
+		a.answer(trainPkt(pkt, 5, 0, now.Add(time.Duration(i))), buf, from, now.Add(time.Duration(3+i)*time.Millisecond))
 	}
 	if n := len(a.trains.sources); n != maxTrainSources {
 		t.Errorf("%d senders' trains held, want the bound %d", n, maxTrainSources)
@@ -201,7 +246,7 @@ func TestAgentKernelTimestamps(t *testing.T) {
 	if !kernelTimestamps {
 		t.Skip("no kernel receive timestamps on this platform: the agent's clock is used")
 	}
-	a, err := Listen("127.0.0.1:0", "n")
+	a, err := Listen("127.0.0.1:0", "n", testKey)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +263,7 @@ func TestAgentKernelTimestamps(t *testing.T) {
 	sendTrain := func(id uint64, gap time.Duration) {
 		pkt := make([]byte, TrainPacketSize)
 		for i := range 10 {
-			if _, err := conn.WriteTo(encodeTrain(pkt, id, uint32(i)), trainAddr); err != nil {
+			if _, err := conn.WriteTo(trainPkt(pkt, id, uint32(i), time.Now()), trainAddr); err != nil {
 				t.Fatal(err)
 			}
 			time.Sleep(gap)
@@ -248,4 +293,15 @@ func TestAgentKernelTimestamps(t *testing.T) {
 	if span := c.Last.Sub(c.First); span < 18*time.Millisecond || span >= 100*time.Millisecond {
 		t.Errorf("train arrivals from %s to %s (span %s): want the kernel's receive times, 18 ms or more apart", c.First, c.Last, span)
 	}
+}
+
+// testKey is the probe key every test's prober and agents share.
+var testKey = mustKey("kns-3 tests' probe key, 32 bytes")
+
+func mustKey(secret string) *Key {
+	k, err := NewKey([]byte(secret))
+	if err != nil {
+		panic(err)
+	}
+	return k
 }

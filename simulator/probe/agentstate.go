@@ -19,9 +19,15 @@ const (
 	// agentSourceRate is how many answers a second an agent gives one
 	// source address, after a burst of agentSourceBurst: above what a
 	// prober asks of one agent (at most 1,000 echoes a second, a hello
-	// and a train's reports), far below what a flood sends.
+	// and a train's reports), far below what a flood sends. Only
+	// authenticated, fresh requests reach it.
 	agentSourceRate  = 1200
 	agentSourceBurst = 200
+	// trainSourceRate and trainSourceBurst bound the train packets an
+	// agent counts of one source address: a prober's longest train
+	// (1,000 packets) twice at once, a few a second.
+	trainSourceRate  = 4000
+	trainSourceBurst = 2000
 )
 
 // trainTable holds what an agent counted of each sender's last trains.
@@ -99,9 +105,10 @@ func (tt *trainTable) get(from netip.AddrPort, id uint64) trainCount {
 	return trainCount{}
 }
 
-// sourceLimits is a token bucket of answers per source address.
+// sourceLimits is a token bucket per source address.
 type sourceLimits struct {
-	buckets map[netip.Addr]*sourceBucket
+	rate, burst float64
+	buckets     map[netip.Addr]*sourceBucket
 }
 
 type sourceBucket struct {
@@ -109,8 +116,8 @@ type sourceBucket struct {
 	last   time.Time
 }
 
-func newSourceLimits() sourceLimits {
-	return sourceLimits{buckets: map[netip.Addr]*sourceBucket{}}
+func newSourceLimits(rate, burst float64) sourceLimits {
+	return sourceLimits{rate: rate, burst: burst, buckets: map[netip.Addr]*sourceBucket{}}
 }
 
 // allow takes one answer from src's bucket, if there is one.
@@ -120,11 +127,11 @@ func (l *sourceLimits) allow(src netip.Addr, now time.Time) bool {
 		if len(l.buckets) >= maxLimitedSources {
 			l.forgetStalest()
 		}
-		b = &sourceBucket{tokens: agentSourceBurst, last: now}
+		b = &sourceBucket{tokens: l.burst, last: now}
 		l.buckets[src] = b
 	}
 	if d := now.Sub(b.last); d > 0 {
-		b.tokens = min(b.tokens+agentSourceRate*d.Seconds(), agentSourceBurst)
+		b.tokens = min(b.tokens+l.rate*d.Seconds(), l.burst)
 		b.last = now
 	}
 	if b.tokens < 1 {

@@ -33,6 +33,9 @@ type Config struct {
 	// time to twice the time the budget needs to send every node a train,
 	// so that a large cluster's nodes are not unknown by construction.
 	BandwidthMaxAge time.Duration
+	// Key authenticates every datagram the prober sends and takes: the
+	// secret its agents hold too.
+	Key *Key
 }
 
 // Defaults fills the zero fields of c.
@@ -72,6 +75,8 @@ func (c Config) Validate() error {
 	switch {
 	case c.Agents == nil:
 		return errors.New("agents: no way to find the agents")
+	case c.Key == nil:
+		return errors.New("key: no probe key (the agents answer only what it signs)")
 	case c.Window < time.Second:
 		return fmt.Errorf("window: %s, want at least 1s", c.Window)
 	case c.Timeout <= 0 || c.Timeout >= c.Window:

@@ -46,7 +46,7 @@ func serveAgents(n string) error {
 			return err
 		}
 		fmt.Fprintln(w, conn.LocalAddr())
-		a := NewAgent(fmt.Sprintf("node-%05d", i), conn)
+		a := NewAgent(fmt.Sprintf("node-%05d", i), conn, testKey)
 		a.trainConn = trains
 		go a.Serve(ctx)
 	}
@@ -105,7 +105,7 @@ func TestCostAtScale(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	p, err := NewProber(Config{Agents: StaticAgents(addrs), Window: window})
+	p, err := NewProber(Config{Key: testKey, Agents: StaticAgents(addrs), Window: window})
 	if err != nil {
 		t.Fatal(err)
 	}

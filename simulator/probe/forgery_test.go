@@ -34,9 +34,9 @@ func TestForgedDatagramBetweenAgents(t *testing.T) {
 		name string
 		msg  []byte
 	}{
-		{"echo", encodeEcho(make([]byte, EchoSize), 42)},
-		{"hello", encodeHello(make([]byte, HelloSize), 42, "")},
-		{"report", encodeReport(make([]byte, ReportSize), 42, nil)},
+		{"echo", echoReq(42, time.Now())},
+		{"hello", helloReq(42, time.Now())},
+		{"report", reportReq(42, time.Now())},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
@@ -48,7 +48,7 @@ func TestForgedDatagramBetweenAgents(t *testing.T) {
 				t.Fatal(err)
 			}
 			b = &countingConn{PacketConn: bConn}
-			go NewAgent("b", b).Serve(ctx)
+			go NewAgent("b", b, testKey).Serve(ctx)
 			to, err := net.ResolveUDPAddr("udp", aAddr)
 			if err != nil {
 				t.Fatal(err)
@@ -90,14 +90,14 @@ func TestAgentTrainsSurviveAFlood(t *testing.T) {
 	pkt := make([]byte, TrainPacketSize)
 	const id, packets = 77, 20
 	for i := range packets {
-		if _, err := prober.WriteTo(encodeTrain(pkt, id, uint32(i)), to); err != nil {
+		if _, err := prober.WriteTo(trainPkt(pkt, id, uint32(i), time.Now()), to); err != nil {
 			t.Fatal(err)
 		}
 	}
 	time.Sleep(50 * time.Millisecond)
 	small := make([]byte, headerSize+12)
 	for i := range 200 {
-		if _, err := flooder.WriteTo(encodeTrain(pkt, uint64(1000+i), 0)[:len(small)], to); err != nil {
+		if _, err := flooder.WriteTo(encodeTrain(pkt, uint64(1000+i), 0, time.Now())[:len(small)], to); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -113,7 +113,7 @@ func askReport(t *testing.T, conn net.PacketConn, to net.Addr, id uint64) trainC
 	t.Helper()
 	buf := make([]byte, 2048)
 	for range 20 {
-		if _, err := conn.WriteTo(encodeReport(make([]byte, ReportSize), id, nil), to); err != nil {
+		if _, err := conn.WriteTo(reportReq(id, time.Now()), to); err != nil {
 			t.Fatal(err)
 		}
 		_ = conn.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
@@ -124,7 +124,7 @@ func askReport(t *testing.T, conn net.PacketConn, to net.Addr, id uint64) trainC
 		if typ, err := header(buf[:n]); err != nil || typ&^answerBit != typeReport {
 			continue
 		}
-		if got, c, err := decodeReport(buf[:n]); err == nil && got == id {
+		if got, c, _, err := decodeReport(buf[:n]); err == nil && got == id {
 			return c
 		}
 	}
@@ -153,10 +153,10 @@ func (c *rewritingConn) WriteTo(b []byte, to net.Addr) (int, error) {
 func raceReports(third net.PacketConn) func(net.PacketConn) net.PacketConn {
 	return func(c net.PacketConn) net.PacketConn {
 		return &rewritingConn{PacketConn: c, kind: typeReport, rewrite: func(b []byte, to net.Addr) []byte {
-			if id, _, err := decodeReport(b); err == nil {
+			if id, _, _, err := decodeReport(b); err == nil {
 				at := time.Unix(1000, 0)
 				forged := trainCount{Packets: 80, Bytes: 80 * TrainPacketSize, First: at, Last: at.Add(time.Microsecond)}
-				_, _ = third.WriteTo(encodeReport(make([]byte, ReportSize), id, &forged), to)
+				_, _ = third.WriteTo(encodeReport(make([]byte, ReportSize), id, &forged, time.Now()), to)
 			}
 			return b
 		}}
@@ -167,9 +167,10 @@ func raceReports(third net.PacketConn) func(net.PacketConn) net.PacketConn {
 // packets, each a megabyte, within a microsecond.
 func inflateReports(c net.PacketConn) net.PacketConn {
 	return &rewritingConn{PacketConn: c, kind: typeReport, rewrite: func(b []byte, _ net.Addr) []byte {
-		if id, got, err := decodeReport(b); err == nil && got.Packets > 0 {
+		if id, got, _, err := decodeReport(b); err == nil && got.Packets > 0 {
 			inflated := trainCount{Packets: 1000, Bytes: 1000 << 20, First: got.First, Last: got.First.Add(time.Microsecond)}
-			return encodeReport(make([]byte, ReportSize), id, &inflated)
+			// The agent holds the key: a lying agent signs its lie.
+			return testKey.sign(encodeReport(make([]byte, ReportSize), id, &inflated, time.Now()))
 		}
 		return b
 	}}
@@ -190,7 +191,7 @@ func TestProberRefusesForgedReports(t *testing.T) {
 	raced := startAgent(t, ctx, "raced", raceReports(third), nil)
 	inflated := startAgent(t, ctx, "inflated", inflateReports, nil)
 	honest := startAgent(t, ctx, "honest", nil, nil)
-	p, err := NewProber(Config{Agents: StaticAgents([]string{raced, inflated, honest}), Window: 2 * time.Second, Timeout: 200 * time.Millisecond, EchoesPerNodePerSecond: 50})
+	p, err := NewProber(Config{Key: testKey, Agents: StaticAgents([]string{raced, inflated, honest}), Window: 2 * time.Second, Timeout: 200 * time.Millisecond, EchoesPerNodePerSecond: 50})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,15 +226,16 @@ func TestProberRefusesUnaskedHello(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer target.Close()
-	p, err := NewProber(Config{Agents: StaticAgents([]string{target.LocalAddr().String()}), Window: time.Second, Timeout: 200 * time.Millisecond})
+	p, err := NewProber(Config{Key: testKey, Agents: StaticAgents([]string{target.LocalAddr().String()}), Window: time.Second, Timeout: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
 	p.discover(ctx)
 	go p.read(ctx)
 	defer p.conn.Close()
-	forged := encodeHello(make([]byte, HelloSize), 0, "forged-node")
+	forged := encodeHello(make([]byte, HelloSize), 0, "forged-node", time.Now())
 	forged[4] |= answerBit
+	testKey.sign(forged)
 	prober := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: p.conn.LocalAddr().(*net.UDPAddr).Port}
 	if _, err := target.WriteTo(forged, prober); err != nil {
 		t.Fatal(err)
@@ -247,7 +249,7 @@ func TestProberRefusesUnaskedHello(t *testing.T) {
 	}
 
 	bad := startAgent(t, ctx, "Not_A_Node!", nil, nil)
-	q, err := NewProber(Config{Agents: StaticAgents([]string{bad}), Window: time.Second, Timeout: 200 * time.Millisecond})
+	q, err := NewProber(Config{Key: testKey, Agents: StaticAgents([]string{bad}), Window: time.Second, Timeout: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,14 +271,14 @@ func TestProberChecksNamesWithEveryEcho(t *testing.T) {
 	addr := startAgent(t, ctx, "ignored", func(c net.PacketConn) net.PacketConn {
 		echoes := &rewritingConn{PacketConn: c, kind: typeEcho, rewrite: func(b []byte, _ net.Addr) []byte {
 			binary.BigEndian.PutUint64(b[echoNodeHashAt:], nodeHash(name.Load().(string)))
-			return b
+			return testKey.sign(b)
 		}}
 		return &rewritingConn{PacketConn: echoes, kind: typeHello, rewrite: func(b []byte, _ net.Addr) []byte {
-			id, _, _ := decodeHello(b)
-			return encodeHello(make([]byte, HelloSize), id, name.Load().(string))
+			id, _, sent, _ := decodeHello(b)
+			return testKey.sign(encodeHello(make([]byte, HelloSize), id, name.Load().(string), sent))
 		}}
 	}, nil)
-	p, err := NewProber(Config{Agents: StaticAgents([]string{addr}), Window: time.Second, Timeout: 200 * time.Millisecond, EchoesPerNodePerSecond: 50})
+	p, err := NewProber(Config{Key: testKey, Agents: StaticAgents([]string{addr}), Window: time.Second, Timeout: 200 * time.Millisecond, EchoesPerNodePerSecond: 50})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -330,9 +332,8 @@ func TestAgentLimitsEachSource(t *testing.T) {
 	}()
 	const sent = 5000
 	start := time.Now()
-	echo := encodeEcho(make([]byte, EchoSize), 1)
-	for range sent {
-		if _, err := flooder.WriteTo(echo, to); err != nil {
+	for i := range sent {
+		if _, err := flooder.WriteTo(echoReq(uint64(i+1), time.Now()), to); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -349,7 +350,7 @@ func TestAgentLimitsEachSource(t *testing.T) {
 // bandwidth as the node's.
 func TestStaleBandwidthIsNotServedAsCurrent(t *testing.T) {
 	const window = 15 * time.Second
-	p, err := NewProber(Config{Agents: StaticAgents(nil), Window: window})
+	p, err := NewProber(Config{Key: testKey, Agents: StaticAgents(nil), Window: window})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -377,7 +378,7 @@ func TestAgentRestartIsNotLoss(t *testing.T) {
 	defer cancel()
 	agentCtx, stopAgent := context.WithCancel(ctx)
 	addr := startAgent(t, agentCtx, "n1", nil, nil)
-	p, err := NewProber(Config{Agents: StaticAgents([]string{addr}), Window: 4 * time.Second, Timeout: 200 * time.Millisecond, EchoesPerNodePerSecond: 100})
+	p, err := NewProber(Config{Key: testKey, Agents: StaticAgents([]string{addr}), Window: 4 * time.Second, Timeout: 200 * time.Millisecond, EchoesPerNodePerSecond: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -389,7 +390,7 @@ func TestAgentRestartIsNotLoss(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go NewAgent("n1", conn).Serve(ctx)
+	go NewAgent("n1", conn, testKey).Serve(ctx)
 	restarted := time.Now()
 	worst := 0.0
 	for time.Since(restarted) < 3*time.Second {

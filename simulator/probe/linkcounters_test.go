@@ -111,9 +111,9 @@ func TestLinkCounters(t *testing.T) {
 func TestAgentEchoCarriesLinkCounters(t *testing.T) {
 	fs := newFakeSysfs(t, "ens5")
 	fs.setCounts(t, 12_500_000, 3)
-	echo := encodeEcho(make([]byte, EchoSize), 9)
-	buf := make([]byte, 2048)
 	at := time.Unix(2000, 0)
+	echo := echoReq(9, at)
+	buf := make([]byte, 2048)
 	for _, tc := range []struct {
 		name string
 		link string // "" reads none
@@ -124,7 +124,7 @@ func TestAgentEchoCarriesLinkCounters(t *testing.T) {
 		{"no --node-sysfs", "", linkReading{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			a := NewAgent("n", nil)
+			a := NewAgent("n", nil, testKey)
 			a.now = func() time.Time { return at }
 			if tc.link != "" {
 				if err := a.ReadLinkCounters(fs.root, tc.link); err != nil {
@@ -136,7 +136,7 @@ func TestAgentEchoCarriesLinkCounters(t *testing.T) {
 			if len(ans) > len(echo) {
 				t.Errorf("answer of %d bytes to %d", len(ans), len(echo))
 			}
-			if _, s, err := decodeEcho(ans); err != nil || s.Link != tc.want {
+			if _, _, s, err := decodeEcho(ans); err != nil || s.Link != tc.want {
 				t.Errorf("answer's link reading %+v (%v), want %+v", s.Link, err, tc.want)
 			}
 		})

@@ -171,7 +171,7 @@ func TestProberServesLinkUse(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	p, err := NewProber(Config{Agents: StaticAgents([]string{addr}), Window: 3 * time.Second, Timeout: 200 * time.Millisecond, EchoesPerNodePerSecond: 100})
+	p, err := NewProber(Config{Key: testKey, Agents: StaticAgents([]string{addr}), Window: 3 * time.Second, Timeout: 200 * time.Millisecond, EchoesPerNodePerSecond: 100})
 	if err != nil {
 		t.Fatal(err)
 	}

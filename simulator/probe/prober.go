@@ -29,13 +29,23 @@ type Prober struct {
 	// stamped says conn's datagrams carry the kernel's receive time.
 	stamped bool
 
+	// known is the targets' addresses, replaced whole by discover: an
+	// answer from any other address is refused before p.mu is taken.
+	known atomic.Pointer[map[netip.AddrPort]struct{}]
+
 	mu      sync.Mutex
 	targets map[netip.AddrPort]*target
 	// order is the targets sorted by address: the echoes' round.
 	order []*target
 	// pending are the echoes sent and not yet answered, by key, until
-	// lossAfter says they are lost.
+	// they are lost (expire).
 	pending map[uint64]pendingEcho
+	// lost are the echoes counted lost within the last window, by key: an
+	// answer that comes later still, whose round trip on the network was
+	// within the timeout, makes one late instead (late.go).
+	lost map[uint64]lostEcho
+	// lostForgotten is when lost was last pruned.
+	lostForgotten time.Time
 	// inflight is the train being measured: only its target's reports on
 	// it reach reports.
 	inflight struct {
@@ -91,6 +101,12 @@ type target struct {
 	lastAnswer time.Time
 	lostRun    int
 	silent     bool
+	// behind is how long the agent's last answers waited in it (their
+	// residence), at most a window, and behindAt when that was last
+	// seen: an agent held off the CPU answers its backlog late, and an
+	// echo still in that backlog is not lost yet (late.go).
+	behind   time.Duration
+	behindAt time.Time
 	// trains are the last trains' samples, oldest first, at most
 	// maxTrainSamples.
 	trains []trainSample
@@ -132,12 +148,14 @@ func NewProber(cfg Config) (*Prober, error) {
 	// until the link drains sends at the link's pace, and its train would
 	// read as a lower bound instead of the link's rate.
 	_ = conn.SetWriteBuffer(socketBuffer)
-	return &Prober{
+	p := &Prober{
 		cfg: cfg, conn: conn, now: time.Now, stamped: enableTimestamps(conn) == nil,
 		budget:  newBucket(cfg.BudgetBytesPerSecond, trainWireBytes(cfg.TrainPackets), time.Now()),
-		targets: map[netip.AddrPort]*target{}, pending: map[uint64]pendingEcho{},
+		targets: map[netip.AddrPort]*target{}, pending: map[uint64]pendingEcho{}, lost: map[uint64]lostEcho{},
 		reports: make(chan trainCount, 4), rediscover: make(chan struct{}, 1),
-	}, nil
+	}
+	p.known.Store(&map[netip.AddrPort]struct{}{})
+	return p, nil
 }
 
 // Run probes until ctx ends.
@@ -217,9 +235,12 @@ func (p *Prober) discover(ctx context.Context) {
 		}
 	}
 	p.order = p.order[:0]
-	for _, t := range p.targets {
+	known := make(map[netip.AddrPort]struct{}, len(p.targets))
+	for ap, t := range p.targets {
 		p.order = append(p.order, t)
+		known[ap] = struct{}{}
 	}
+	p.known.Store(&known)
 	slices.SortFunc(p.order, func(a, b *target) int { return a.addr.Compare(b.addr) })
 	if added+removed > 0 {
 		logger.Info("Probe agents changed", "agents", len(p.targets), "added", added, "removed", removed)
@@ -250,11 +271,13 @@ func (p *Prober) hello(context.Context) {
 		p.mu.Lock()
 		t.helloSent, t.helloID = now, id
 		p.mu.Unlock()
-		p.send(encodeHello(buf, id, ""), t.addr)
+		p.send(encodeHello(buf, id, "", now), t.addr)
 	}
 }
 
+// send signs b and sends it to to.
 func (p *Prober) send(b []byte, to netip.AddrPort) {
+	p.cfg.Key.sign(b)
 	if _, err := p.conn.WriteToUDPAddrPort(b, to); err == nil {
 		p.stats.bytesSent.Add(int64(len(b) + wireOverhead))
 	}
@@ -289,27 +312,32 @@ func (p *Prober) read(ctx context.Context) {
 }
 
 // dispatch handles one datagram from from, received at, and says whether
-// it was an answer the prober asked for.
+// it was an answer the prober asked for. What does not come from an agent
+// it probes, or cannot be authenticated, is refused before it takes any
+// lock.
 func (p *Prober) dispatch(logger klog.Logger, b []byte, from netip.AddrPort, at time.Time) bool {
 	t, err := header(b)
 	if err != nil || t&answerBit == 0 {
 		return false
 	}
+	if _, ok := (*p.known.Load())[from]; !ok || !p.cfg.Key.verify(b) {
+		return false
+	}
 	switch t &^ answerBit {
 	case typeHello:
-		id, node, err := decodeHello(b)
+		id, node, _, err := decodeHello(b)
 		if err != nil || id == 0 {
 			return false
 		}
 		return p.named(logger, from, id, node)
 	case typeEcho:
-		key, stamps, err := decodeEcho(b)
+		key, _, stamps, err := decodeEcho(b)
 		if err != nil {
 			return false
 		}
 		return p.answered(key, at, from, stamps)
 	case typeReport:
-		id, c, err := decodeReport(b)
+		id, c, _, err := decodeReport(b)
 		if err != nil {
 			return false
 		}
@@ -354,7 +382,10 @@ func (p *Prober) answered(key uint64, at time.Time, from netip.AddrPort, stamps 
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	pe, ok := p.pending[key]
-	if !ok || pe.t.addr != from {
+	if !ok {
+		return p.answeredAfterLoss(key, at, from, stamps)
+	}
+	if pe.t.addr != from {
 		return false
 	}
 	delete(p.pending, key)
@@ -367,12 +398,9 @@ func (p *Prober) answered(key uint64, at time.Time, from netip.AddrPort, stamps 
 		*t = target{addr: t.addr}
 		return true
 	}
-	rtt := at.Sub(pe.sent)
-	if res := stamps.residence(); res < rtt {
-		rtt -= res
-	}
-	rtt = min(max(rtt, 0), p.cfg.Timeout)
-	t.echoes = append(t.echoes, echo{sent: pe.sent, rtt: rtt})
+	rtt := networkRTT(pe.sent, at, stamps)
+	t.noteResidence(at, stamps.residence(), p.cfg.Window)
+	t.echoes = append(t.echoes, echo{sent: pe.sent, rtt: min(rtt, p.cfg.Timeout)})
 	t.lastAnswer, t.lostRun, t.silent = at, 0, false
 	t.addLink(stamps.Link, stamps.Sent, at, p.cfg.Window)
 	p.stats.echoesAnswered.Add(1)

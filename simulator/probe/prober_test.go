@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"net"
+	"net/netip"
 	"strings"
 	"sync"
 	"testing"
@@ -55,7 +56,7 @@ func startAgent(t *testing.T, ctx context.Context, node string, wrap func(net.Pa
 	if wrap != nil {
 		conn = wrap(conn)
 	}
-	a := NewAgent(node, conn)
+	a := NewAgent(node, conn, testKey)
 	a.trainConn = trains
 	if setup != nil {
 		setup(a)
@@ -77,18 +78,21 @@ func TestProberMeasures(t *testing.T) {
 	}, nil)
 	slow := startAgent(t, ctx, "slow", nil, func(a *Agent) {
 		// The agent reads its clock from its echo and train goroutines.
+		// Each reading is at least a packet's time at 20 Mbit/s after the
+		// last, and never behind the real clock, which the requests' times
+		// are checked against.
 		var mu sync.Mutex
-		clock := time.Unix(1000, 0)
+		var clock time.Time
 		perPacket := time.Duration(TrainPacketSize * 8 / (rateMbps * 1e6) * float64(time.Second))
 		a.now = func() time.Time {
 			mu.Lock()
 			defer mu.Unlock()
-			clock = clock.Add(perPacket)
+			clock = latest(clock.Add(perPacket), time.Now())
 			return clock
 		}
 	})
 	// Stamped by its kernel, as a deployed agent is.
-	fineAgent, err := Listen("127.0.0.1:0", "fine")
+	fineAgent, err := Listen("127.0.0.1:0", "fine", testKey)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +106,7 @@ func TestProberMeasures(t *testing.T) {
 	deadAddr := dead.LocalAddr().String()
 	dead.Close()
 
-	p, err := NewProber(Config{
+	p, err := NewProber(Config{Key: testKey,
 		Agents: StaticAgents([]string{lossy, slow, fine, deadAddr}),
 		Window: 2 * time.Second, Timeout: 300 * time.Millisecond, EchoesPerNodePerSecond: 200,
 	})
@@ -167,7 +171,7 @@ func TestProberAgentGoesSilent(t *testing.T) {
 	defer cancel()
 	agentCtx, stopAgent := context.WithCancel(ctx)
 	addr := startAgent(t, agentCtx, "n1", nil, nil)
-	p, err := NewProber(Config{Agents: StaticAgents([]string{addr}), Window: 2 * time.Second, Timeout: 200 * time.Millisecond, EchoesPerNodePerSecond: 100})
+	p, err := NewProber(Config{Key: testKey, Agents: StaticAgents([]string{addr}), Window: 2 * time.Second, Timeout: 200 * time.Millisecond, EchoesPerNodePerSecond: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,34 +201,41 @@ func TestProberAgentGoesSilent(t *testing.T) {
 	}
 }
 
-// stallingConn holds off its reader for stall once every period, as an
-// agent's process held off the CPU on a busy node is: what arrives
-// meanwhile waits in the socket.
-type stallingConn struct {
-	net.PacketConn
-	stall, period time.Duration
-	last          time.Time
+// drainingConn slows its reader down to one datagram every gap for
+// starved once every period, as an agent's process starved of CPU on a
+// busy node is: it still answers, more slowly than echoes come, and what
+// arrives meanwhile waits in the socket.
+// Its datagrams keep the kernel's receive times, as a deployed agent's do.
+type drainingConn struct {
+	*net.UDPConn
+	gap, starved, period time.Duration
+	start                time.Time
 }
 
-func (c *stallingConn) ReadFrom(b []byte) (int, net.Addr, error) {
-	if time.Since(c.last) > c.period {
-		time.Sleep(c.stall)
-		c.last = time.Now()
+func (c *drainingConn) ReadMsgUDPAddrPort(b, oob []byte) (n, oobn, flags int, addr netip.AddrPort, err error) {
+	if time.Since(c.start)%c.period < c.starved {
+		time.Sleep(c.gap)
 	}
-	return c.PacketConn.ReadFrom(b)
+	return c.UDPConn.ReadMsgUDPAddrPort(b, oob)
 }
 
 // TestLateAnswerIsNotLoss checks that echoes an agent answers after the
-// timeout, because it was held off the CPU, are counted late and not
-// lost: a busy node's link is not a lossy one.
+// timeout, because it was starved of CPU, are counted late and not lost:
+// a busy node's link is not a lossy one. The agent reads a quarter of
+// what it is sent for three timeouts in every eight, so its backlog
+// grows past twice the timeout.
 func TestLateAnswerIsNotLoss(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	const timeout = 200 * time.Millisecond
 	addr := startAgent(t, ctx, "busy", func(c net.PacketConn) net.PacketConn {
-		return &stallingConn{PacketConn: c, stall: timeout * 3 / 2, period: 4 * timeout, last: time.Now()}
+		udp := c.(*net.UDPConn)
+		if err := enableTimestamps(udp); err != nil {
+			t.Skipf("no kernel receive times here (%v): the agent could not tell how long an echo waited in its socket", err)
+		}
+		return &drainingConn{UDPConn: udp, gap: 40 * time.Millisecond, starved: 3 * timeout, period: 8 * timeout, start: time.Now()}
 	}, nil)
-	p, err := NewProber(Config{Agents: StaticAgents([]string{addr}), Window: 2 * time.Second, Timeout: timeout, EchoesPerNodePerSecond: 100})
+	p, err := NewProber(Config{Key: testKey, Agents: StaticAgents([]string{addr}), Window: 2 * time.Second, Timeout: timeout, EchoesPerNodePerSecond: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,7 +268,7 @@ func TestLateAnswerIsNotLoss(t *testing.T) {
 
 func TestConfigValidate(t *testing.T) {
 	base := func() Config {
-		c := Config{Agents: StaticAgents(nil)}
+		c := Config{Agents: StaticAgents(nil), Key: testKey}
 		c.Defaults()
 		return c
 	}
@@ -269,6 +280,7 @@ func TestConfigValidate(t *testing.T) {
 		mod   func(*Config)
 	}{
 		{"agents", func(c *Config) { c.Agents = nil }},
+		{"key", func(c *Config) { c.Key = nil }},
 		{"window", func(c *Config) { c.Window = 500 * time.Millisecond }},
 		{"timeout", func(c *Config) { c.Timeout = c.Window }},
 		{"budget", func(c *Config) { c.BudgetBytesPerSecond = 10 }},
@@ -288,6 +300,17 @@ func TestConfigValidate(t *testing.T) {
 	}
 }
 
+// manyTrains are 21 trains of one instant, 90 to 110 Mbit/s by 1, and one
+// slowed to 30: the median's 95 % interval is the 6th to the 16th of the
+// 21 paced trains (95 and 105), widened to the resolution.
+func manyTrains(at time.Time) []trainSample {
+	out := []trainSample{{at: at, mbps: 30}}
+	for v := 90.0; v <= 110; v++ {
+		out = append(out, trainSample{at: at, mbps: v})
+	}
+	return out
+}
+
 func TestBandwidthOfTrains(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	const window, maxAge = 10 * time.Second, 40 * time.Second
@@ -301,11 +324,19 @@ func TestBandwidthOfTrains(t *testing.T) {
 		now    time.Time
 		want   Estimate
 	}{
-		{"the highest of the last half window's trains", measured, t0.Add(9 * time.Second),
-			Estimate{Value: 21, Low: 0.9 * 21, High: 1.1 * 21, Samples: 2, At: t0.Add(8 * time.Second)}},
-		{"an interval as wide as the trains spread, when wider than the resolution",
+		{"the median of the last half window's trains", measured, t0.Add(9 * time.Second),
+			Estimate{Value: 20.5, Low: 0.9 * 20.5, High: 1.1 * 20.5, Samples: 2, At: t0.Add(8 * time.Second)}},
+		{"a train slowed by other traffic widens nothing",
 			[]trainSample{{at: t0, mbps: 10}, {at: t0, mbps: 21}}, t0,
-			Estimate{Value: 21, Low: 10, High: 1.1 * 21, Samples: 2, At: t0}},
+			Estimate{Value: 21, Low: 0.9 * 21, High: 1.1 * 21, Samples: 1, At: t0}},
+		// A steady 100 Mbit/s link, one of its trains slowed to 20: it must
+		// not reach down to a steady 50 Mbit/s link's.
+		{"one slowed train of four", []trainSample{{at: t0, mbps: 99}, {at: t0, mbps: 20}, {at: t0, mbps: 101}, {at: t0, mbps: 100}}, t0,
+			Estimate{Value: 100, Low: 90, High: 110, Samples: 3, At: t0}},
+		{"many trains: the order statistics that bound the median", manyTrains(t0), t0,
+			Estimate{Value: 100, Low: 90, High: 110, Samples: 21, At: t0}},
+		{"two trains further apart than the resolution: their range", []trainSample{{at: t0, mbps: 80}, {at: t0, mbps: 100}}, t0,
+			Estimate{Value: 90, Low: 80, High: 100, Samples: 2, At: t0}},
 		{"none in the last half window: the last train", measured, t0.Add(30 * time.Second),
 			Estimate{Value: 20, Low: 18, High: 22, Samples: 1, At: t0.Add(8 * time.Second)}},
 		{"a link that slowed down shows within half a window", slowedDown, t0.Add(10 * time.Second),
@@ -356,7 +387,7 @@ func TestProberIgnoresForgedAnswers(t *testing.T) {
 	echoes := startAgent(t, ctx, "forged-echoes", func(c net.PacketConn) net.PacketConn { return &forgingConn{c, typeEcho} }, nil)
 	hellos := startAgent(t, ctx, "forged-hellos", func(c net.PacketConn) net.PacketConn { return &forgingConn{c, typeHello} }, nil)
 	honest := startAgent(t, ctx, "honest", nil, nil)
-	p, err := NewProber(Config{Agents: StaticAgents([]string{echoes, hellos, honest}), Window: time.Second, Timeout: 200 * time.Millisecond, EchoesPerNodePerSecond: 100})
+	p, err := NewProber(Config{Key: testKey, Agents: StaticAgents([]string{echoes, hellos, honest}), Window: time.Second, Timeout: 200 * time.Millisecond, EchoesPerNodePerSecond: 100})
 	if err != nil {
 		t.Fatal(err)
 	}

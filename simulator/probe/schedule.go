@@ -96,7 +96,7 @@ func (p *Prober) echoes(ctx context.Context) {
 			p.mu.Lock()
 			p.pending[keys[i]] = pendingEcho{t: t, sent: p.now(), toSilent: t.silent}
 			p.mu.Unlock()
-			p.send(encodeEcho(buf, keys[i]), t.addr)
+			p.send(encodeEcho(buf, keys[i], now), t.addr)
 		}
 		p.stats.echoesSent.Add(int64(len(batch)))
 	}
@@ -112,17 +112,18 @@ func (p *Prober) echoKey() uint64 {
 	}
 }
 
-// lossAfter is how long an echo stays unanswered before it counts as
-// lost: the timeout, and as long again for a late answer. An answer the
-// agent sent late (its process or the prober's held off the CPU on a busy
-// node) is a delay, not a loss; the agent's stamps take the delay out of
-// its round trip, and a delay the network added shows as a round trip at
-// the timeout.
+// lossAfter is how long an echo stays unanswered, at least, before it
+// counts as lost: the timeout, and as long again for a late answer. An
+// answer the agent sent late (its process or the prober's held off the
+// CPU on a busy node) is a delay, not a loss; the agent's stamps take the
+// delay out of its round trip, and a delay the network added shows as a
+// round trip at the timeout. An agent that is behind waits longer
+// (late.go).
 func lossAfter(cfg Config) time.Duration { return 2 * cfg.Timeout }
 
 // expire counts echoes pending past the timeout towards their agent's
-// silence, and those pending past lossAfter as lost, unless their agent
-// has gone silent. Called with p.mu held.
+// silence, and those pending past their agent's deadline as lost, unless
+// their agent has gone silent. Called with p.mu held.
 func (p *Prober) expire(now time.Time) {
 	for key, pe := range p.pending {
 		age := now.Sub(pe.sent)
@@ -133,7 +134,7 @@ func (p *Prober) expire(now time.Time) {
 			// Its agent may have gone silent with it.
 			pe = p.pending[key]
 		}
-		if age <= lossAfter(p.cfg) {
+		if age <= p.lossDeadline(pe.t, now) {
 			continue
 		}
 		delete(p.pending, key)
@@ -141,8 +142,10 @@ func (p *Prober) expire(now time.Time) {
 		// the agent is back by now.
 		if t := pe.t; !t.silent && !pe.toSilent {
 			t.echoes = append(t.echoes, echo{sent: pe.sent, lost: true})
+			p.lost[key] = lostEcho{t: t, sent: pe.sent}
 		}
 	}
+	p.forgetLost(now)
 }
 
 // overdueEcho counts one more of t's echoes unanswered after the timeout,
@@ -293,7 +296,7 @@ func (p *Prober) train(ctx context.Context, addr netip.AddrPort, id uint64) (tra
 	seen := false
 	buf := make([]byte, ReportSize)
 	for range maxReportTries {
-		p.send(encodeReport(buf, id, nil), addr)
+		p.send(encodeReport(buf, id, nil, p.now()), addr)
 		timer := time.NewTimer(p.cfg.Timeout / 4)
 		var ans *trainCount
 		select {

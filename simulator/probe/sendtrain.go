@@ -18,9 +18,10 @@ func (p *Prober) sendTrain(addr netip.AddrPort, id uint64) (first, last time.Tim
 	bufs := make([]byte, n*TrainPacketSize)
 	msgs := make([]ipv4.Message, n)
 	to := net.UDPAddrFromAddrPort(netip.AddrPortFrom(addr.Addr(), TrainPort(addr.Port())))
+	now := p.now()
 	for i := range msgs {
 		b := bufs[i*TrainPacketSize : (i+1)*TrainPacketSize]
-		encodeTrain(b, id, uint32(i))
+		p.cfg.Key.sign(encodeTrain(b, id, uint32(i), now))
 		msgs[i] = ipv4.Message{Buffers: [][]byte{b}, Addr: to}
 	}
 	pc := ipv4.NewPacketConn(p.conn)

@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"cmp"
 	"context"
 	"math"
 	"net"
@@ -188,18 +189,31 @@ const (
 	latencyResolutionMs = 0.05
 )
 
+// slowedBelow is the share below the fastest measured train under which
+// a train counts as slowed by other traffic rather than read at the
+// link's rate: a train the link alone paced arrives within a per cent or
+// two of the link's rate (a shaped link's trains on kind spread by 0.5 %,
+// probe-accuracy.md), while traffic sharing the link, or a pause in
+// sending, only ever slows a train down.
+const slowedBelow = 0.2
+
 // bandwidth summarises a node's trains at now: those of the last half
 // window if there are any, else the last one, if it is younger than
-// maxAge; none is no bandwidth. When every one of those arrived as fast as
-// it was sent, each is only a lower bound on the link, and so is every
-// such train since the last one the link slowed down, as long as they are
-// younger than maxAge: they are all taken, so that a steady link's bound
-// does not wander with how fast this host sent its last trains. Of the
-// trains taken, the highest rate (a train that arrived slower met other
-// traffic or a sender's pause, not a slower link), with an interval from
-// the lowest to the highest, at least bandwidthResolution wide on either
-// side; or, when the highest is a lower bound, that bound rounded down to
-// two significant digits, with no upper end.
+// maxAge; none is no bandwidth.
+//
+// When the fastest of them arrived as fast as it was sent, the link is at
+// least that fast and no faster rate can be read: the bandwidth is a
+// lower bound, the highest since the last train the link slowed down
+// (taking every such train younger than maxAge, so that a steady link's
+// bound does not wander with how fast this host sent its last trains),
+// rounded down to two significant digits, with no upper end.
+//
+// Otherwise the trains the link paced are those within slowedBelow of the
+// fastest: the bandwidth is their median, and its interval the
+// distribution-free 95 % interval of that median (the order statistics
+// whose ranks bound it, medianInterval; with few trains, their range), at
+// least bandwidthResolution wide on either side. A train slowed by other
+// traffic is no reading of the link's rate, and widens nothing.
 func bandwidth(trains []trainSample, now time.Time, window, maxAge time.Duration) (Estimate, bool) {
 	if len(trains) == 0 || trains[len(trains)-1].at.Before(now.Add(-maxAge)) {
 		return Estimate{}, false
@@ -209,30 +223,39 @@ func bandwidth(trains []trainSample, now time.Time, window, maxAge time.Duration
 		from--
 	}
 	recent := trains[from:]
-	if !slices.ContainsFunc(recent, func(s trainSample) bool { return !s.atLeast }) {
-		for from > 0 && trains[from-1].atLeast && !trains[from-1].at.Before(now.Add(-maxAge)) {
-			from--
+	fastest := slices.MaxFunc(recent, func(a, b trainSample) int { return cmp.Compare(a.mbps, b.mbps) })
+	if fastest.atLeast {
+		if !slices.ContainsFunc(recent, func(s trainSample) bool { return !s.atLeast }) {
+			for from > 0 && trains[from-1].atLeast && !trains[from-1].at.Before(now.Add(-maxAge)) {
+				from--
+			}
+			recent = trains[from:]
 		}
-		recent = trains[from:]
-	}
-	var e Estimate
-	for _, s := range recent {
-		if e.Samples == 0 || s.mbps > e.Value {
-			e.Value, e.AtLeast = s.mbps, s.atLeast
+		e := Estimate{AtLeast: true, High: math.Inf(1)}
+		for _, s := range recent {
+			if s.atLeast {
+				e.Value = math.Max(e.Value, s.mbps)
+				e.Samples++
+			}
+			e.At = s.at
 		}
-		if e.Samples == 0 || s.mbps < e.Low {
-			e.Low = s.mbps
-		}
-		e.Samples++
-		e.At = s.at
-	}
-	if e.AtLeast {
 		e.Value = roundDown2(e.Value)
-		e.Low, e.High = e.Value, math.Inf(1)
+		e.Low = e.Value
 		return e, true
 	}
+	var paced []float64
+	var e Estimate
+	for _, s := range recent {
+		if !s.atLeast && s.mbps >= (1-slowedBelow)*fastest.mbps {
+			paced = append(paced, s.mbps)
+		}
+		e.At = s.at
+	}
+	slices.Sort(paced)
+	e.Samples = len(paced)
+	e.Value, e.Low, e.High = medianInterval(paced, z95)
 	e.Low = math.Min(e.Low, (1-bandwidthResolution)*e.Value)
-	e.High = (1 + bandwidthResolution) * e.Value
+	e.High = math.Max(e.High, (1+bandwidthResolution)*e.Value)
 	return e, true
 }
 

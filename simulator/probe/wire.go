@@ -63,28 +63,59 @@ const (
 
 const (
 	magic = "KNS3"
-	// version 2 added the answer bit and the echo's times; version 1
-	// agents and probers ignore each other. The echo answer's link
-	// counters took bytes every version 2 echo sends as zeros: an older
-	// agent's answer reads as one without counters, and an older prober
-	// does not read them.
-	version = 2
+	// version 3 signs every datagram (auth.go) and stamps every request
+	// with the time it was sent; version 2 added the answer bit and the
+	// echo's times. Agents and probers of other versions ignore each
+	// other.
+	version = 3
 	// headerSize is magic, type and version.
 	headerSize = 6
 
 	// HelloSize is the size of a hello and of its answer: room for a node
-	// name of 253 bytes (a DNS-1123 subdomain's longest).
-	HelloSize = headerSize + 8 + 2 + 253
+	// name of 253 bytes (a DNS-1123 subdomain's longest), the request's
+	// time and the MAC.
+	HelloSize = helloStampAt + 8 + macSize
 	// EchoSize is the size of an echo request and of its answer: the
-	// answer's fields end at byte 63.
-	EchoSize = 64
-	// TrainPacketSize is the payload of each packet of a train.
+	// answer's fields end at byte 71, the MAC follows.
+	EchoSize = 72 + macSize
+	// TrainPacketSize is the size of each packet of a train: a signed
+	// header, padded.
 	TrainPacketSize = 1200
 	// ReportSize is the size of a report request and of its answer.
-	ReportSize = headerSize + 8 + 4 + 8 + 8 + 8
+	ReportSize = reportStampAt + 8 + macSize
 
 	// wireOverhead is what Ethernet, IPv4 and UDP add to each datagram.
 	wireOverhead = 14 + 20 + 8
+)
+
+// Offsets of the fields after the header. Every message carries its id (a
+// hello's, an echo's key, a train's) at 6; every request the time it was
+// sent, by the sender's clock, so that an agent can refuse a replay.
+const (
+	helloNameLenAt = 14
+	helloNameAt    = 16
+	helloStampAt   = helloNameAt + 253
+
+	echoStampAt    = 14
+	echoReceivedAt = 22
+	echoSentAt     = 30
+	echoNodeHashAt = 38
+	echoRxBytesAt  = 46
+	echoTxBytesAt  = 54
+	echoLinkAtAt   = 62
+	echoLinkFlags  = 70
+
+	trainIndexAt = 14
+	trainStampAt = 18
+	// trainSignedSize is the part of a train packet its MAC covers; the
+	// MAC follows it, and padding the MAC.
+	trainSignedSize = trainStampAt + 8
+
+	reportPacketsAt = 14
+	reportBytesAt   = 18
+	reportFirstAt   = 26
+	reportLastAt    = 34
+	reportStampAt   = 42
 )
 
 var errShort = errors.New("datagram too short")
@@ -109,9 +140,23 @@ func putHeader(b []byte, t byte) {
 	b[4], b[5] = t, version
 }
 
+func putTime(b []byte, t time.Time) {
+	if !t.IsZero() {
+		binary.BigEndian.PutUint64(b, uint64(t.UnixNano()))
+	}
+}
+
+func getTime(b []byte) time.Time {
+	if n := int64(binary.BigEndian.Uint64(b)); n != 0 {
+		return time.Unix(0, n)
+	}
+	return time.Time{}
+}
+
 // encodeHello builds a hello carrying id and node: a request when node is
-// empty, else the answer. It is padded to HelloSize.
-func encodeHello(b []byte, id uint64, node string) []byte {
+// empty, else the answer; sent is the request's time (zero in an answer
+// built from scratch: the agent copies the request's).
+func encodeHello(b []byte, id uint64, node string, sent time.Time) []byte {
 	b = b[:HelloSize]
 	clear(b)
 	t := typeHello
@@ -120,22 +165,23 @@ func encodeHello(b []byte, id uint64, node string) []byte {
 	}
 	putHeader(b, t)
 	binary.BigEndian.PutUint64(b[6:], id)
-	n := copy(b[16:], node)
-	binary.BigEndian.PutUint16(b[14:], uint16(n))
+	n := copy(b[helloNameAt:helloStampAt], node)
+	binary.BigEndian.PutUint16(b[helloNameLenAt:], uint16(n))
+	putTime(b[helloStampAt:], sent)
 	return b
 }
 
-// decodeHello returns a hello's id and the node name it carries (empty in a
-// request).
-func decodeHello(b []byte) (id uint64, node string, err error) {
+// decodeHello returns a hello's id, the node name it carries (empty in a
+// request) and its time.
+func decodeHello(b []byte) (id uint64, node string, sent time.Time, err error) {
 	if len(b) < HelloSize {
-		return 0, "", errShort
+		return 0, "", time.Time{}, errShort
 	}
-	n := int(binary.BigEndian.Uint16(b[14:]))
-	if n > HelloSize-16 {
-		return 0, "", fmt.Errorf("node name of %d bytes", n)
+	n := int(binary.BigEndian.Uint16(b[helloNameLenAt:]))
+	if n > helloStampAt-helloNameAt {
+		return 0, "", time.Time{}, fmt.Errorf("node name of %d bytes", n)
 	}
-	return binary.BigEndian.Uint64(b[6:]), string(b[16 : 16+n]), nil
+	return binary.BigEndian.Uint64(b[6:]), string(b[helloNameAt : helloNameAt+n]), getTime(b[helloStampAt:]), nil
 }
 
 // echoStamps are what an echo answer adds to the request: the agent's
@@ -173,17 +219,6 @@ func (s echoStamps) residence() time.Duration {
 	return max(s.Sent.Sub(s.Received), 0)
 }
 
-// Offsets of an echo answer's fields.
-const (
-	echoReceivedAt = 14
-	echoSentAt     = 22
-	echoNodeHashAt = 30
-	echoRxBytesAt  = 38
-	echoTxBytesAt  = 46
-	echoLinkAtAt   = 54
-	echoLinkFlags  = 62
-)
-
 // nodeHash is the hash of a node's name an echo answer carries.
 func nodeHash(node string) uint64 {
 	h := fnv.New64a()
@@ -191,27 +226,29 @@ func nodeHash(node string) uint64 {
 	return h.Sum64()
 }
 
-// encodeEcho builds an echo request carrying key.
-func encodeEcho(b []byte, key uint64) []byte {
+// encodeEcho builds an echo request carrying key, sent at sent.
+func encodeEcho(b []byte, key uint64, sent time.Time) []byte {
 	b = b[:EchoSize]
 	clear(b)
 	putHeader(b, typeEcho)
 	binary.BigEndian.PutUint64(b[6:], key)
+	putTime(b[echoStampAt:], sent)
 	return b
 }
 
-// encodeEchoAnswer builds the answer to the echo of key, received at, for
-// the node whose name hashes to node, with the node link's last reading;
-// its sent time is filled in by stampEchoSent just before it leaves.
-func encodeEchoAnswer(b []byte, key uint64, received time.Time, node uint64, link linkReading) []byte {
-	b = encodeEcho(b, key)
+// encodeEchoAnswer builds the answer to the echo of key, whose request
+// was sent at requested and received at received, for the node whose
+// name hashes to node, with the node link's last reading; its sent time is
+// filled in by stampEchoSent just before it leaves, and then its MAC.
+func encodeEchoAnswer(b []byte, key uint64, requested, received time.Time, node uint64, link linkReading) []byte {
+	b = encodeEcho(b, key, requested)
 	b[4] |= answerBit
-	binary.BigEndian.PutUint64(b[echoReceivedAt:], uint64(received.UnixNano()))
+	putTime(b[echoReceivedAt:], received)
 	binary.BigEndian.PutUint64(b[echoNodeHashAt:], node)
 	if link.valid() {
 		binary.BigEndian.PutUint64(b[echoRxBytesAt:], link.RxBytes)
 		binary.BigEndian.PutUint64(b[echoTxBytesAt:], link.TxBytes)
-		binary.BigEndian.PutUint64(b[echoLinkAtAt:], uint64(link.At.UnixNano()))
+		putTime(b[echoLinkAtAt:], link.At)
 		b[echoLinkFlags] = link.Flags
 	}
 	return b
@@ -219,45 +256,41 @@ func encodeEchoAnswer(b []byte, key uint64, received time.Time, node uint64, lin
 
 // stampEchoSent writes the time an echo answer leaves.
 func stampEchoSent(b []byte, sent time.Time) {
-	binary.BigEndian.PutUint64(b[echoSentAt:], uint64(sent.UnixNano()))
+	putTime(b[echoSentAt:], sent)
 }
 
-// decodeEcho returns an echo's key and, in an answer, its times.
-func decodeEcho(b []byte) (uint64, echoStamps, error) {
+// decodeEcho returns an echo's key, the time its request was sent and, in
+// an answer, the agent's times.
+func decodeEcho(b []byte) (uint64, time.Time, echoStamps, error) {
 	if len(b) < EchoSize {
-		return 0, echoStamps{}, errShort
+		return 0, time.Time{}, echoStamps{}, errShort
 	}
-	var s echoStamps
-	if r := int64(binary.BigEndian.Uint64(b[echoReceivedAt:])); r != 0 {
-		s.Received = time.Unix(0, r)
-	}
-	if t := int64(binary.BigEndian.Uint64(b[echoSentAt:])); t != 0 {
-		s.Sent = time.Unix(0, t)
-	}
+	s := echoStamps{Received: getTime(b[echoReceivedAt:]), Sent: getTime(b[echoSentAt:])}
 	s.NodeHash = binary.BigEndian.Uint64(b[echoNodeHashAt:])
 	s.Link.RxBytes = binary.BigEndian.Uint64(b[echoRxBytesAt:])
 	s.Link.TxBytes = binary.BigEndian.Uint64(b[echoTxBytesAt:])
-	if t := int64(binary.BigEndian.Uint64(b[echoLinkAtAt:])); t != 0 {
-		s.Link.At = time.Unix(0, t)
-	}
+	s.Link.At = getTime(b[echoLinkAtAt:])
 	s.Link.Flags = b[echoLinkFlags]
-	return binary.BigEndian.Uint64(b[6:]), s, nil
+	return binary.BigEndian.Uint64(b[6:]), getTime(b[echoStampAt:]), s, nil
 }
 
-// encodeTrain builds packet i of train id.
-func encodeTrain(b []byte, id uint64, i uint32) []byte {
+// encodeTrain builds packet i of train id, sent at sent.
+func encodeTrain(b []byte, id uint64, i uint32, sent time.Time) []byte {
 	b = b[:TrainPacketSize]
+	clear(b[:trainSignedSize+macSize])
 	putHeader(b, typeTrain)
 	binary.BigEndian.PutUint64(b[6:], id)
-	binary.BigEndian.PutUint32(b[14:], i)
+	binary.BigEndian.PutUint32(b[trainIndexAt:], i)
+	putTime(b[trainStampAt:], sent)
 	return b
 }
 
-func decodeTrain(b []byte) (id uint64, err error) {
-	if len(b) < headerSize+12 {
-		return 0, errShort
+// decodeTrain returns a train packet's train, index and time.
+func decodeTrain(b []byte) (id uint64, i uint32, sent time.Time, err error) {
+	if len(b) < trainSignedSize+macSize {
+		return 0, 0, time.Time{}, errShort
 	}
-	return binary.BigEndian.Uint64(b[6:]), nil
+	return binary.BigEndian.Uint64(b[6:]), binary.BigEndian.Uint32(b[trainIndexAt:]), getTime(b[trainStampAt:]), nil
 }
 
 // trainCount is what an agent counted of one train: packets and bytes
@@ -269,8 +302,9 @@ type trainCount struct {
 	First, Last time.Time
 }
 
-// encodeReport builds a report: a request when c is nil, else the answer.
-func encodeReport(b []byte, id uint64, c *trainCount) []byte {
+// encodeReport builds a report: a request, sent at sent, when c is nil,
+// else the answer.
+func encodeReport(b []byte, id uint64, c *trainCount, sent time.Time) []byte {
 	b = b[:ReportSize]
 	clear(b)
 	t := typeReport
@@ -279,26 +313,29 @@ func encodeReport(b []byte, id uint64, c *trainCount) []byte {
 	}
 	putHeader(b, t)
 	binary.BigEndian.PutUint64(b[6:], id)
+	putTime(b[reportStampAt:], sent)
 	if c != nil {
-		binary.BigEndian.PutUint32(b[14:], c.Packets)
-		binary.BigEndian.PutUint64(b[18:], c.Bytes)
-		binary.BigEndian.PutUint64(b[26:], uint64(c.First.UnixNano()))
-		binary.BigEndian.PutUint64(b[34:], uint64(c.Last.UnixNano()))
+		binary.BigEndian.PutUint32(b[reportPacketsAt:], c.Packets)
+		binary.BigEndian.PutUint64(b[reportBytesAt:], c.Bytes)
+		binary.BigEndian.PutUint64(b[reportFirstAt:], uint64(c.First.UnixNano()))
+		binary.BigEndian.PutUint64(b[reportLastAt:], uint64(c.Last.UnixNano()))
 	}
 	return b
 }
 
-func decodeReport(b []byte) (uint64, trainCount, error) {
+// decodeReport returns a report's train, its counts (empty in a request)
+// and its time.
+func decodeReport(b []byte) (uint64, trainCount, time.Time, error) {
 	if len(b) < ReportSize {
-		return 0, trainCount{}, errShort
+		return 0, trainCount{}, time.Time{}, errShort
 	}
 	c := trainCount{
-		Packets: binary.BigEndian.Uint32(b[14:]),
-		Bytes:   binary.BigEndian.Uint64(b[18:]),
-		First:   time.Unix(0, int64(binary.BigEndian.Uint64(b[26:]))),
-		Last:    time.Unix(0, int64(binary.BigEndian.Uint64(b[34:]))),
+		Packets: binary.BigEndian.Uint32(b[reportPacketsAt:]),
+		Bytes:   binary.BigEndian.Uint64(b[reportBytesAt:]),
+		First:   time.Unix(0, int64(binary.BigEndian.Uint64(b[reportFirstAt:]))),
+		Last:    time.Unix(0, int64(binary.BigEndian.Uint64(b[reportLastAt:]))),
 	}
-	return binary.BigEndian.Uint64(b[6:]), c, nil
+	return binary.BigEndian.Uint64(b[6:]), c, getTime(b[reportStampAt:]), nil
 }
 
 // empty says a report request carries no counts, as a request must.
@@ -318,8 +355,8 @@ func (c trainCount) Mbps() (float64, bool) {
 	return bits / span.Seconds() / 1e6, true
 }
 
-// EchoRequest returns the bytes of an echo request carrying key: for tools
-// that probe an agent by hand.
+// EchoRequest returns the bytes of an unsigned echo request carrying key:
+// for tools that check that an agent refuses what it cannot authenticate.
 func EchoRequest(key uint64) []byte {
-	return encodeEcho(make([]byte, EchoSize), key)
+	return encodeEcho(make([]byte, EchoSize), key, time.Now())
 }

@@ -26,7 +26,8 @@ func TestEchoAnswerRoundTrip(t *testing.T) {
 		{"counters without the flag are none", linkReading{RxBytes: 5, TxBytes: 6, At: time.Unix(999, 0)}, linkReading{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b := encodeEchoAnswer(make([]byte, 2048), 77, received, nodeHash("n"), tc.link)
+			requested := time.Unix(1000, 1)
+			b := encodeEchoAnswer(make([]byte, 2048), 77, requested, received, nodeHash("n"), tc.link)
 			stampEchoSent(b, sent)
 			if len(b) != EchoSize {
 				t.Fatalf("answer of %d bytes, want the request's %d", len(b), EchoSize)
@@ -35,7 +36,10 @@ func TestEchoAnswerRoundTrip(t *testing.T) {
 			if err != nil || typ != typeEcho|answerBit {
 				t.Fatalf("header %x, %v; want an echo answer", typ, err)
 			}
-			key, s, err := decodeEcho(b)
+			key, req, s, err := decodeEcho(b)
+			if !req.Equal(requested) {
+				t.Errorf("the answer carries the request's time %s, want %s", req, requested)
+			}
 			want := echoStamps{Received: received, Sent: sent, NodeHash: nodeHash("n"), Link: tc.want}
 			if err != nil || key != 77 || !s.Received.Equal(want.Received) || !s.Sent.Equal(want.Sent) || s.NodeHash != want.NodeHash ||
 				s.Link.RxBytes != want.Link.RxBytes || s.Link.TxBytes != want.Link.TxBytes || !s.Link.At.Equal(want.Link.At) || s.Link.Flags != want.Link.Flags {
@@ -45,7 +49,7 @@ func TestEchoAnswerRoundTrip(t *testing.T) {
 	}
 	// A request carries nothing of an answer: the agent refuses one that
 	// does.
-	if _, s, err := decodeEcho(encodeEcho(make([]byte, EchoSize), 1)); err != nil || s != (echoStamps{}) {
+	if _, _, s, err := decodeEcho(encodeEcho(make([]byte, EchoSize), 1, time.Unix(5, 0))); err != nil || s != (echoStamps{}) {
 		t.Errorf("a request decodes with %+v, %v; want nothing", s, err)
 	}
 }

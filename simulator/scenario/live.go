@@ -14,7 +14,9 @@ type Measured struct {
 	At            time.Time
 	WindowSeconds int
 	Nodes         map[string]api.Measurements
-	Targets       livescore.Targets
+	// Known is how many nodes the prober knows, measured or not.
+	Known int
+	Rules livescore.Rules
 }
 
 // LiveResponse builds the /simulate answer from measurements and the
@@ -23,7 +25,9 @@ type Measured struct {
 // the measured one, exactly. The other measured nodes are served as
 // measured. Every measured node that is not pinned is scored by
 // livescore, all together, so that nodes the measurements cannot tell
-// apart score the same; a node only the scenario names is served from it.
+// apart score the same, and all score 0 while too few are measured to
+// rank (the answer's warm_up says so); a node only the scenario names is
+// served from it.
 // A nil scenario serves the measurements alone.
 func LiveResponse(s *Scenario, m Measured) api.SimulationResponse {
 	resp := api.SimulationResponse{
@@ -71,7 +75,9 @@ func LiveResponse(s *Scenario, m Measured) api.SimulationResponse {
 		}
 		resp.Results[name] = r
 	}
-	for name, score := range m.Targets.Scores(scored) {
+	scores := m.Rules.Scores(scored, m.Known)
+	resp.WarmUp = scores.WarmUp
+	for name, score := range scores.Scores {
 		r := resp.Results[name]
 		r.Score = score
 		resp.Results[name] = r

@@ -21,7 +21,7 @@ func est(v float64) *api.Estimate {
 // with its estimates.
 func TestLiveResponse(t *testing.T) {
 	at := time.Date(2026, 12, 1, 10, 0, 0, 500, time.UTC)
-	m := Measured{At: at, WindowSeconds: 15, Targets: livescore.DefaultTargets(), Nodes: map[string]api.Measurements{
+	m := Measured{At: at, WindowSeconds: 15, Rules: livescore.DefaultRules(), Nodes: map[string]api.Measurements{
 		"measured": {LatencyMs: est(11), BandwidthMbps: est(50), PacketLoss: est(0.505)},
 		"pinned":   {LatencyMs: est(0.2), BandwidthMbps: est(1000), PacketLoss: est(0)},
 		"override": {LatencyMs: est(11), BandwidthMbps: est(20), PacketLoss: est(0.055)},
@@ -78,7 +78,7 @@ func TestLiveResponse(t *testing.T) {
 // bandwidth (no train has reached it yet) beside a node measured in full
 // at 50 Mbit/s: unknown must not outrank measured.
 func TestLiveUnmeasuredIsNotPerfect(t *testing.T) {
-	m := Measured{At: time.Unix(1000, 0), WindowSeconds: 15, Targets: livescore.DefaultTargets(), Nodes: map[string]api.Measurements{
+	m := Measured{At: time.Unix(1000, 0), WindowSeconds: 15, Rules: livescore.DefaultRules(), Nodes: map[string]api.Measurements{
 		"no-bandwidth-yet": {LatencyMs: est(0.2), PacketLoss: est(0)},
 		"measured":         {LatencyMs: est(0.2), PacketLoss: est(0), BandwidthMbps: est(50)},
 	}}
@@ -101,7 +101,7 @@ func TestLiveLinkUseIsServedNotScored(t *testing.T) {
 		{"a metric overridden", "nodes: {idle: {latency_ms: 11}, busy: {latency_ms: 11}}"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m := Measured{At: time.Unix(1000, 0), Targets: livescore.DefaultTargets(), Nodes: map[string]api.Measurements{
+			m := Measured{At: time.Unix(1000, 0), Rules: livescore.DefaultRules(), Nodes: map[string]api.Measurements{
 				"idle": {LatencyMs: est(11), BandwidthMbps: est(1000), PacketLoss: est(0), LinkUseMbps: use(0)},
 				"busy": {LatencyMs: est(11), BandwidthMbps: est(1000), PacketLoss: est(0), LinkUseMbps: use(900)},
 			}}

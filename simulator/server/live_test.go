@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"kns3.dev/kns3/simulator/api"
+	"kns3.dev/kns3/simulator/api/ties"
 	"kns3.dev/kns3/simulator/livescore"
 	"kns3.dev/kns3/simulator/scenario"
 )
@@ -26,7 +27,7 @@ func (f *fakeLive) set(latency float64, at time.Time) {
 	defer f.mu.Unlock()
 	f.seq++
 	high := latency
-	f.m = scenario.Measured{At: at, WindowSeconds: 15, Targets: livescore.Targets{BandwidthMbps: 100, LatencyMs: 0, PacketLoss: 0},
+	f.m = scenario.Measured{At: at, WindowSeconds: 15, Rules: livescore.Rules{Targets: livescore.Targets{BandwidthMbps: 100, LatencyMs: 0, PacketLoss: 0}, Differences: ties.DefaultDifferences()},
 		Nodes: map[string]api.Measurements{"n1": {
 			LatencyMs:     &api.Estimate{Value: latency, Low: latency, High: &high, Samples: 100},
 			PacketLoss:    &api.Estimate{Value: 0, Low: 0, High: new(float64), Samples: 100},
