@@ -115,9 +115,9 @@ func TestLiveNetwork(t *testing.T) {
 func removeLive(ctx context.Context, t *testing.T) {
 	client := kindCluster.Client
 	for _, err := range []error{
-		client.AppsV1().DaemonSets(kindenv.Namespace).Delete(ctx, agentDaemonSet, metav1.DeleteOptions{}),
-		client.CoreV1().Services(kindenv.Namespace).Delete(ctx, agentDaemonSet, metav1.DeleteOptions{}),
-		client.NetworkingV1().NetworkPolicies(kindenv.Namespace).Delete(ctx, agentDaemonSet, metav1.DeleteOptions{}),
+		client.AppsV1().DaemonSets(kindenv.AgentNamespace).Delete(ctx, agentDaemonSet, metav1.DeleteOptions{}),
+		client.CoreV1().Services(kindenv.AgentNamespace).Delete(ctx, agentDaemonSet, metav1.DeleteOptions{}),
+		client.NetworkingV1().NetworkPolicies(kindenv.AgentNamespace).Delete(ctx, agentDaemonSet, metav1.DeleteOptions{}),
 	} {
 		// Not found: the test that applies them stopped before it did.
 		if err != nil && !apierrors.IsNotFound(err) {

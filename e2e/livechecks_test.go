@@ -447,7 +447,7 @@ const agentPort = 10271
 // agentIP is the pod IP of the probe agent on node.
 func (c *cluster) agentIP(ctx context.Context, node string) netip.Addr {
 	c.t.Helper()
-	pods, err := c.client.CoreV1().Pods(kindenv.Namespace).List(ctx, metav1.ListOptions{
+	pods, err := c.client.CoreV1().Pods(kindenv.AgentNamespace).List(ctx, metav1.ListOptions{
 		LabelSelector: "app.kubernetes.io/name=" + agentDaemonSet, FieldSelector: "spec.nodeName=" + node})
 	if err != nil || len(pods.Items) != 1 {
 		c.t.Fatalf("the agent on %s: %v (%d pods)", node, err, len(pods.Items))

@@ -3,10 +3,18 @@
 # control-plane node, or puts kubeadm's kube-scheduler back. Run as root on
 # every control-plane node; the kubelet swaps the static pods by itself.
 #
-#   install.sh MANIFEST CONFIG SCENARIO   install (MANIFEST: the rendered
-#                                         kube-scheduler.yaml of
-#                                         `kubectl kustomize deploy/control-plane`)
-#   install.sh --uninstall                restore kubeadm's kube-scheduler
+#   install.sh MANIFEST CONFIG SCENARIO [PROBEKEY]
+#                              install (MANIFEST: the rendered
+#                              kube-scheduler.yaml of `kubectl kustomize
+#                              deploy/control-plane`, or of
+#                              deploy/live/control-plane, whose simulator
+#                              signs its probes: PROBEKEY is then the key's
+#                              file, from deploy/live/probe-key.sh --out)
+#   install.sh --uninstall     restore kubeadm's kube-scheduler
+#
+# A manifest whose simulator probes (--probers=) is one of as many probers
+# as the cluster has control-plane nodes, each with its share of the probing
+# budget: install.sh counts them with kubectl, when it can.
 #
 # An install changes nothing unless the node holds the manifest's images,
 # then waits until the new scheduler is ready; if it is not within
@@ -46,7 +54,9 @@ placeholder_re="^([[:space:]]*kns3\\.dev/config-hash:)[[:space:]]*(unset|\"unset
 kns3_label_re="^[[:space:]]*app\\.kubernetes\\.io/name:[[:space:]]*[\"']?kns-3-scheduler[\"']?[[:space:]]*\$"
 
 die() { echo "install.sh: $*" >&2; exit 1; }
-usage="usage: install.sh MANIFEST CONFIG SCENARIO | --uninstall"
+usage="usage: install.sh MANIFEST CONFIG SCENARIO [PROBEKEY] | --uninstall"
+# The simulator's user in the static pod, which reads the probe key.
+simulator_uid=${KNS3_SIMULATOR_UID:-65532}
 
 # put FILE: FILE's content becomes the kubelet's kube-scheduler manifest at
 # once.
@@ -67,11 +77,17 @@ if [ "${1:-}" = --uninstall ]; then
   exit 0
 fi
 
-[ $# -eq 3 ] || die "$usage"
-manifest=$1 config=$2 scenario=$3
-for f in "$manifest" "$config" "$scenario"; do
+[ $# -eq 3 ] || [ $# -eq 4 ] || die "$usage"
+manifest=$1 config=$2 scenario=$3 key=${4:-}
+for f in "$manifest" "$config" "$scenario" $key; do
   [ -f "$f" ] || die "$f: no such file"
 done
+if grep -q -- '--probe-key-file=' "$manifest"; then
+  [ -n "$key" ] || die "$manifest's simulator signs its probes: give the probe key's file as the fourth argument (deploy/live/probe-key.sh --out FILE writes the key the agents hold)"
+  [ "$(wc -c <"$key")" -ge 16 ] || die "$key: a probe key of fewer than 16 bytes"
+elif [ -n "$key" ]; then
+  die "$manifest's simulator does not probe: it takes no probe key"
+fi
 
 # Everything is checked before the first change: a refused install leaves
 # the node as it was.
@@ -125,7 +141,7 @@ fi
 # The pod's annotation: the kubelet restarts a static pod only when its
 # manifest changes, so a new configuration or scenario must change it; and
 # it tells the new pod from the one it replaces.
-hash=$(for f in "$manifest" "$config" "$scenario"; do sha256sum <"$f"; done | sha256sum | cut -d' ' -f1)
+hash=$(for f in "$manifest" "$config" "$scenario" $key; do sha256sum <"$f"; done | sha256sum | cut -d' ' -f1)
 case $hash in
 '' | *[!0-9a-f]*) die "sha256sum gave $hash" ;;
 esac
@@ -144,6 +160,11 @@ rollback() {
       rm -f "$config_dir/$f" || failed=1
     fi
   done
+  if [ -f "$previous/probe-key" ]; then
+    cp -p "$previous/probe-key" "$config_dir/probe-key" || failed=1
+  else
+    rm -f "$config_dir/probe-key" || failed=1
+  fi
   if [ -z "$had_config_dir" ]; then
     rm -rf "$config_dir" || failed=1
   fi
@@ -185,9 +206,9 @@ cp "$current" "$previous/kube-scheduler.yaml"
 if [ -f "$saved" ]; then
   cp "$saved" "$previous/saved"
 fi
-for f in scheduler-config.yaml scenario.yaml; do
+for f in scheduler-config.yaml scenario.yaml probe-key; do
   if [ -f "$config_dir/$f" ]; then
-    cp "$config_dir/$f" "$previous/$f"
+    cp -p "$config_dir/$f" "$previous/$f"
   fi
 done
 changing=1
@@ -200,9 +221,33 @@ fi
 mkdir -p "$config_dir"
 install -m 0644 "$config" "$config_dir/scheduler-config.yaml"
 install -m 0644 "$scenario" "$config_dir/scenario.yaml"
+if [ -n "$key" ]; then
+  install -m 0400 "$key" "$config_dir/probe-key"
+  chown "$simulator_uid" "$config_dir/probe-key"
+else
+  rm -f "$config_dir/probe-key"
+fi
+# Each control-plane node runs a prober: each takes its share of the budget.
+probers=
+if grep -Eq -- '--probers=[0-9]+' "$manifest"; then
+  if command -v kubectl >/dev/null 2>&1 &&
+    out=$(kubectl --kubeconfig "$kubeconfig" get nodes -l node-role.kubernetes.io/control-plane -o name 2>&1); then
+    probers=$(printf '%s\n' "$out" | grep -c '^node/' || true)
+  else
+    echo "install.sh: could not count the control-plane nodes (${out:-kubectl not found}): the simulator keeps the manifest's --probers" >&2
+  fi
+  case $probers in
+  '' | 0) probers= ;;
+  *) echo "install.sh: $probers control-plane nodes probe the agents, each with 1/$probers of the probing budget" ;;
+  esac
+fi
 (
   umask 077
-  sed -E "s#$placeholder_re#\\1 \"$hash\"#" "$manifest" >"$tmp"
+  if [ -n "$probers" ]; then
+    sed -E -e "s#$placeholder_re#\\1 \"$hash\"#" -e "s#--probers=[0-9]+#--probers=$probers#" "$manifest" >"$tmp"
+  else
+    sed -E "s#$placeholder_re#\\1 \"$hash\"#" "$manifest" >"$tmp"
+  fi
 )
 grep -q "kns3.dev/config-hash: \"$hash\"" "$tmp" || die "stamping the hash into $manifest failed"
 mv "$tmp" "$current"

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -120,6 +121,13 @@ const fakeKubectl = `#!/bin/sh
 s=$FAKE_STATE
 echo "kubectl $*" >>"$s/calls.log"
 case " $* " in
+*" get nodes -l node-role.kubernetes.io/control-plane -o name "*)
+  if [ -f "$s/control-plane-nodes" ]; then
+    cat "$s/control-plane-nodes"
+    exit 0
+  fi
+  echo 'error: the server is unreachable' >&2
+  exit 1 ;;
 *" -n kube-system get lease kube-scheduler "*)
   if [ -f "$s/lease-holder" ]; then
     cat "$s/lease-holder"
@@ -150,8 +158,8 @@ var spied = []string{"cp", "chmod", "mv"}
 // on the script's PATH, so that crictl, curl and wget are the fakes or
 // missing whatever the machine has.
 var tools = []string{
-	"sh", "basename", "cat", "chmod", "cp", "cut", "date", "grep", "install",
-	"ls", "mkdir", "mv", "rm", "sed", "sha256sum", "sleep", "tr",
+	"sh", "basename", "cat", "chmod", "chown", "cp", "cut", "date", "grep", "install",
+	"ls", "mkdir", "mv", "rm", "sed", "sha256sum", "sleep", "tr", "wc",
 }
 
 // node is a control-plane node's directories, here temporary ones, with
@@ -273,6 +281,7 @@ func (n *node) run(args ...string) (string, error) {
 		"KNS3_ETC_DIR=" + n.etc,
 		"KNS3_READY_TIMEOUT=" + n.timeout,
 		"KNS3_READY_INTERVAL=0.1",
+		"KNS3_SIMULATOR_UID=" + strconv.Itoa(os.Getuid()),
 		"FAKE_STATE=" + n.state,
 	}
 	out, err := cmd.CombinedOutput()
@@ -673,6 +682,123 @@ func TestInstallNamesTheLeaseHolder(t *testing.T) {
 			}
 			if got := strings.Contains(out, warning); got != tc.wantWarn {
 				t.Errorf("warned %t, want %t:\n%s", got, tc.wantWarn, out)
+			}
+		})
+	}
+}
+
+// liveManifest is deploy/live/control-plane's static pod as rendered: its
+// simulator signs its probes with a key file and is one of --probers.
+func liveManifest(t *testing.T) string {
+	t.Helper()
+	m := rendered(t)
+	const args = "    - --reload-interval=2s\n"
+	if !strings.Contains(m, args) {
+		t.Fatalf("%s: no simulator argument %q to add to", manifestFile, args)
+	}
+	return strings.Replace(m, args, args+"    - --probe-key-file=/etc/kubernetes/kns-3/probe-key\n    - --probers=1\n", 1)
+}
+
+// TestInstallProbeKey: a live manifest needs the probe key's file, which
+// install.sh puts beside the configuration for the simulator's user
+// alone; a short key, or a key for a manifest that does not probe, is
+// refused before anything changes; a new key restarts the pod.
+func TestInstallProbeKey(t *testing.T) {
+	const key = "a probe key of 32 bytes or more!"
+	live := func(t *testing.T, n *node, key string) (string, []string) {
+		args := n.inputs(liveManifest(t), defaultConfig(t), scenario)
+		if key != "" {
+			args = append(args, n.write(filepath.Join(n.src, "probe-key"), key, 0o600))
+		}
+		return liveManifest(t), args
+	}
+	t.Run("installed for the simulator's user alone", func(t *testing.T) {
+		n := newNode(t, nodeOptions{})
+		manifest, args := live(t, n, key)
+		if out, err := n.run(args...); err != nil {
+			t.Fatalf("install: %v\n%s", err, out)
+		}
+		n.checkInstalled(manifest, defaultConfig(t), scenario)
+		path := filepath.Join(n.configDir(), "probe-key")
+		if got := n.read(path); got != key {
+			t.Errorf("installed key %q, want %q", got, key)
+		}
+		if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o400 {
+			t.Errorf("the key's mode %v (%v), want 0400", fi.Mode().Perm(), err)
+		}
+	})
+	for _, tc := range []struct {
+		name, manifest, key, want string
+	}{
+		{"a live manifest without a key", "live", "", "fourth argument"},
+		{"a short key", "live", "short", "fewer than 16 bytes"},
+		{"a key for a manifest that does not probe", "plain", key, "takes no probe key"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := newNode(t, nodeOptions{})
+			before := n.tree()
+			m := liveManifest(t)
+			if tc.manifest == "plain" {
+				m = rendered(t)
+			}
+			args := n.inputs(m, defaultConfig(t), scenario)
+			if tc.key != "" {
+				args = append(args, n.write(filepath.Join(n.src, "probe-key"), tc.key, 0o600))
+			}
+			out, err := n.run(args...)
+			if err == nil || !strings.Contains(out, tc.want) {
+				t.Errorf("install: %v\n%s\nwant a refusal saying %q", err, out, tc.want)
+			}
+			if after := n.tree(); !maps.Equal(after, before) {
+				t.Errorf("a refused install changed the node's files")
+			}
+		})
+	}
+	t.Run("a new key restarts the pod", func(t *testing.T) {
+		n := newNode(t, nodeOptions{})
+		_, args := live(t, n, key)
+		if out, err := n.run(args...); err != nil {
+			t.Fatalf("install: %v\n%s", err, out)
+		}
+		first := hashRE.FindString(n.read(n.current()))
+		_, args = live(t, n, key+" rotated")
+		if out, err := n.run(args...); err != nil {
+			t.Fatalf("reinstall: %v\n%s", err, out)
+		}
+		if hashRE.FindString(n.read(n.current())) == first {
+			t.Error("a new probe key left the manifest's hash as it was: the kubelet would not restart the simulator")
+		}
+	})
+}
+
+// TestInstallSharesTheProbingBudget: each control-plane node's simulator
+// is one of as many probers as there are control-plane nodes, as kubectl
+// counts them; without kubectl the manifest's count stays.
+func TestInstallSharesTheProbingBudget(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		kubectl bool
+		nodes   string
+		want    string
+	}{
+		{"three control-plane nodes", true, "node/cp-1\nnode/cp-2\nnode/cp-3", "--probers=3"},
+		{"one", true, "node/cp-1", "--probers=1"},
+		{"kubectl cannot reach the API server", true, "", "--probers=1"},
+		{"no kubectl", false, "", "--probers=1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := newNode(t, nodeOptions{kubectl: tc.kubectl})
+			if tc.nodes != "" {
+				n.set("control-plane-nodes", tc.nodes)
+			}
+			args := append(n.inputs(liveManifest(t), defaultConfig(t), scenario), n.write(filepath.Join(n.src, "probe-key"), "a probe key of 32 bytes or more!", 0o600))
+			out, err := n.run(args...)
+			if err != nil {
+				t.Fatalf("install: %v\n%s", err, out)
+			}
+			got := regexp.MustCompile(`--probers=[0-9]+`).FindAllString(n.read(n.current()), -1)
+			if !slices.Equal(got, []string{tc.want}) {
+				t.Errorf("installed manifest has %v, want %s\n%s", got, tc.want, out)
 			}
 		})
 	}

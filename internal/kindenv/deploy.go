@@ -66,10 +66,21 @@ func Render(dir string) ([]*unstructured.Unstructured, error) {
 
 // Apply server-side applies the kustomization in dir, like
 // `kubectl apply --server-side -k dir`.
+// An install whose pods mount the probe key gets one first
+// (EnsureProbeKey), as a user runs deploy/live/probe-key.sh.
 func Apply(ctx context.Context, cfg *rest.Config, dir string) error {
 	objs, err := Render(dir)
 	if err != nil {
 		return err
+	}
+	if needsProbeKey(objs) {
+		client, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			return err
+		}
+		if _, err := EnsureProbeKey(ctx, client); err != nil {
+			return err
+		}
 	}
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {

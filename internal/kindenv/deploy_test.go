@@ -308,14 +308,19 @@ func TestHADeploy(t *testing.T) {
 }
 
 // deploy/live is deploy/ with a probe agent on every node that the
-// simulator finds by DNS: the agents tolerate every taint, hold no token,
-// need no privilege, see nothing of their node but its /sys, read-only,
-// and the simulator names their headless Service.
+// simulator finds by DNS: the agents live in a namespace of their own,
+// tolerate every taint, hold no token, need no privilege, see nothing of
+// their node but its /sys and its routing table, read-only, and sign
+// their answers with the probe key the simulator holds too; the simulator
+// names their headless Service and has the CPU to keep up.
 func TestLiveDeploy(t *testing.T) {
 	dir := filepath.Join(deployDir(t), "live")
 	checkLiveProfile(t, filepath.Join(deployDir(t), "scheduler-config.yaml"), filepath.Join(dir, "scheduler-config.yaml"))
 	var ds appsv1.DaemonSet
 	renderTyped(t, dir, "DaemonSet", "kns-3-agent", &ds)
+	if ds.Namespace != AgentNamespace {
+		t.Errorf("agents in %q, want their own namespace %q", ds.Namespace, AgentNamespace)
+	}
 	pod := ds.Spec.Template.Spec
 	if pod.AutomountServiceAccountToken == nil || *pod.AutomountServiceAccountToken || pod.HostNetwork {
 		t.Errorf("agent: automountServiceAccountToken %v, hostNetwork %v; want false, false", pod.AutomountServiceAccountToken, pod.HostNetwork)
@@ -323,57 +328,139 @@ func TestLiveDeploy(t *testing.T) {
 	if len(pod.Tolerations) != 1 || pod.Tolerations[0].Operator != v1.TolerationOpExists || pod.Tolerations[0].Key != "" {
 		t.Errorf("agent tolerations %v, want every taint tolerated", pod.Tolerations)
 	}
-	// The node's /sys, read-only, for its link's byte counters, and no
-	// other host path.
+	// The node's /sys and routing table, read-only, for its link's byte
+	// counters; the probe key; no other volume.
 	agent := pod.Containers[0]
-	if len(pod.Volumes) != 1 || pod.Volumes[0].HostPath == nil || pod.Volumes[0].HostPath.Path != "/sys" ||
-		pod.Volumes[0].HostPath.Type == nil || *pod.Volumes[0].HostPath.Type != v1.HostPathDirectory {
-		t.Errorf("agent volumes %+v, want the node's /sys only", pod.Volumes)
-	} else if len(agent.VolumeMounts) != 1 || agent.VolumeMounts[0].Name != pod.Volumes[0].Name || !agent.VolumeMounts[0].ReadOnly ||
-		!slices.Contains(agent.Args, "--node-sysfs="+agent.VolumeMounts[0].MountPath) {
-		t.Errorf("agent mounts %+v, args %v: want the node's /sys read-only where --node-sysfs says", agent.VolumeMounts, agent.Args)
+	mounts := map[string]v1.VolumeMount{}
+	for _, m := range agent.VolumeMounts {
+		mounts[m.Name] = m
+	}
+	hostPaths := map[string]string{}
+	for _, v := range pod.Volumes {
+		m, mounted := mounts[v.Name]
+		switch {
+		case v.HostPath != nil:
+			hostPaths[v.HostPath.Path] = m.MountPath
+			if !mounted || !m.ReadOnly {
+				t.Errorf("agent host path %s mounted %+v, want read-only", v.HostPath.Path, m)
+			}
+		case v.Secret != nil && v.Secret.SecretName == ProbeKeySecret:
+			if !mounted || !slices.Contains(agent.Args, "--probe-key-file="+m.MountPath+"/key") {
+				t.Errorf("agent mounts the probe key at %+v, args %v: want --probe-key-file there", m, agent.Args)
+			}
+		default:
+			t.Errorf("agent volume %+v: want host paths and the probe key only", v)
+		}
+	}
+	if want := map[string]string{"/sys": "/host/sys", "/proc/1/net/route": "/host/proc/net/route"}; !reflect.DeepEqual(hostPaths, want) {
+		t.Errorf("agent host paths %v, want %v", hostPaths, want)
+	}
+	if m := mounts["node-sys"]; m.RecursiveReadOnly == nil || *m.RecursiveReadOnly != v1.RecursiveReadOnlyIfPossible {
+		t.Errorf("the node's /sys mounted %+v: want read-only all the way down where the runtime can", m)
+	}
+	for _, arg := range []string{"--node-sysfs=/host/sys", "--node-routes=/host/proc/net/route", "--node-link=auto"} {
+		if !slices.Contains(agent.Args, arg) {
+			t.Errorf("agent args %v lack %s", agent.Args, arg)
+		}
 	}
 	if sc := agent.SecurityContext; sc == nil || sc.Privileged != nil && *sc.Privileged || sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation {
 		t.Errorf("agent security context %+v, want unprivileged", sc)
 	}
-	// A hostPath is beyond the restricted Pod Security level: the namespace
-	// enforces privileged, and still warns and audits at restricted.
-	var ns v1.Namespace
-	renderTyped(t, dir, "Namespace", Namespace, &ns)
-	for level, want := range map[string]string{"enforce": "privileged", "warn": "restricted", "audit": "restricted"} {
-		if got := ns.Labels["pod-security.kubernetes.io/"+level]; got != want {
-			t.Errorf("namespace Pod Security %s %q, want %q", level, got, want)
-		}
-	}
 	var svc v1.Service
 	renderTyped(t, dir, "Service", "kns-3-agent", &svc)
-	if svc.Spec.ClusterIP != v1.ClusterIPNone || svc.Spec.Selector["app.kubernetes.io/name"] != ds.Spec.Selector.MatchLabels["app.kubernetes.io/name"] {
-		t.Errorf("agent Service: clusterIP %q, selector %v; want headless, selecting the DaemonSet's pods", svc.Spec.ClusterIP, svc.Spec.Selector)
+	if svc.Spec.ClusterIP != v1.ClusterIPNone || svc.Spec.Selector["app.kubernetes.io/name"] != ds.Spec.Selector.MatchLabels["app.kubernetes.io/name"] ||
+		svc.Namespace != ds.Namespace {
+		t.Errorf("agent Service: clusterIP %q, selector %v, namespace %q; want headless, selecting the DaemonSet's pods, beside them", svc.Spec.ClusterIP, svc.Spec.Selector, svc.Namespace)
 	}
 	var d appsv1.Deployment
 	renderTyped(t, dir, "Deployment", Deployment, &d)
 	// No cluster domain: the pod's search list adds the cluster's own.
-	want := fmt.Sprintf("--agents=dns:%s.%s.svc:%d", svc.Name, Namespace, svc.Spec.Ports[0].Port)
-	found := false
-	for _, c := range d.Spec.Template.Spec.Containers {
-		found = found || (c.Name == installclient.SimulatorContainer && slices.Contains(c.Args, want))
+	want := fmt.Sprintf("--agents=dns:%s.%s.svc:%d", svc.Name, svc.Namespace, svc.Spec.Ports[0].Port)
+	var simulator *v1.Container
+	for i, c := range d.Spec.Template.Spec.Containers {
+		if c.Name == installclient.SimulatorContainer {
+			simulator = &d.Spec.Template.Spec.Containers[i]
+		}
 	}
-	if !found {
-		t.Errorf("the simulator container's args lack %s", want)
+	if simulator == nil || !slices.Contains(simulator.Args, want) {
+		t.Fatalf("the simulator container's args lack %s", want)
+	}
+	keyMounted := false
+	for _, m := range simulator.VolumeMounts {
+		for _, v := range d.Spec.Template.Spec.Volumes {
+			if v.Name == m.Name && v.Secret != nil && v.Secret.SecretName == ProbeKeySecret {
+				keyMounted = slices.Contains(simulator.Args, "--probe-key-file="+m.MountPath+"/key")
+			}
+		}
+	}
+	if !keyMounted {
+		t.Errorf("the simulator does not read the probe key from the Secret %s: mounts %+v, args %v", ProbeKeySecret, simulator.VolumeMounts, simulator.Args)
+	}
+	// The prober reads and signs every probe: at the base's 20m a busy
+	// node held it back.
+	if cpu := simulator.Resources.Requests.Cpu(); cpu.MilliValue() < 100 {
+		t.Errorf("the live simulator requests %s of CPU, want at least 100m", cpu)
 	}
 	if pod.PriorityClassName != "system-node-critical" {
 		t.Errorf("agent priority class %q, want system-node-critical", pod.PriorityClassName)
 	}
 	var quota v1.ResourceQuota
 	renderTyped(t, dir, "ResourceQuota", "kns-3-node-critical-pods", &quota)
-	if sel := quota.Spec.ScopeSelector; sel == nil || len(sel.MatchExpressions) != 1 || !slices.Contains(sel.MatchExpressions[0].Values, pod.PriorityClassName) {
-		t.Errorf("no quota scoped to the agents' priority class %s: %+v", pod.PriorityClassName, quota.Spec.ScopeSelector)
+	if sel := quota.Spec.ScopeSelector; sel == nil || len(sel.MatchExpressions) != 1 || !slices.Contains(sel.MatchExpressions[0].Values, pod.PriorityClassName) ||
+		quota.Namespace != ds.Namespace {
+		t.Errorf("no quota scoped to the agents' priority class %s in %s: %+v", pod.PriorityClassName, ds.Namespace, quota)
 	}
 }
 
+// TestPodSecurityLevels renders every install and checks the Pod Security
+// level each namespace it makes enforces: kns-3-system, where the
+// scheduler and its credentials are, restricted in every install; only
+// the agents' namespace privileged, and nothing in it but the agents.
+func TestPodSecurityLevels(t *testing.T) {
+	for _, dir := range []string{
+		deployDir(t), filepath.Join(deployDir(t), "ha"), filepath.Join(deployDir(t), "live"),
+		filepath.Join(deployDir(t), "live", "control-plane", "agents"),
+	} {
+		objs, err := Render(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		levels := map[string]string{}
+		for _, o := range objs {
+			if o.GetKind() == "Namespace" {
+				levels[o.GetName()] = o.GetLabels()["pod-security.kubernetes.io/enforce"]
+			}
+		}
+		if dir != filepath.Join(deployDir(t), "live", "control-plane", "agents") && levels[Namespace] != "restricted" {
+			t.Errorf("%s: %s enforces %q, want restricted", dir, Namespace, levels[Namespace])
+		}
+		for ns, level := range levels {
+			if level == "" {
+				t.Errorf("%s: namespace %s enforces no Pod Security level", dir, ns)
+			}
+			if level != "restricted" && ns != AgentNamespace {
+				t.Errorf("%s: namespace %s enforces %q: only the agents' namespace may be above restricted", dir, ns, level)
+			}
+		}
+		for _, o := range objs {
+			if level, ok := levels[o.GetNamespace()]; ok && level != "restricted" && !podLess(o.GetKind()) &&
+				!(o.GetKind() == "DaemonSet" && o.GetName() == "kns-3-agent") {
+				t.Errorf("%s: %s %s/%s runs pods in %s, which enforces %q", dir, o.GetKind(), o.GetNamespace(), o.GetName(), o.GetNamespace(), level)
+			}
+		}
+	}
+	// The one-scheduler install's static pod runs in kube-system, as
+	// kubeadm's kube-scheduler does; its agents are above.
+}
+
+// podLess says objects of kind make no pods.
+func podLess(kind string) bool {
+	return !slices.Contains([]string{"Pod", "Deployment", "DaemonSet", "StatefulSet", "ReplicaSet", "Job", "CronJob"}, kind)
+}
+
 // TestLiveAgentPolicy renders deploy/live's NetworkPolicy and asks it who
-// may reach an agent: the scheduler's pods on the probe port, and nobody
-// else. Kind's pod network here does not enforce policies, so the policy
+// may reach an agent: the scheduler's pods in kns-3-system on the probe
+// and train ports, and nobody else. Kind's pod network here does not enforce policies, so the policy
 // is checked as written.
 func TestLiveAgentPolicy(t *testing.T) {
 	dir := filepath.Join(deployDir(t), "live")
@@ -401,6 +488,9 @@ func TestLiveAgentPolicy(t *testing.T) {
 	if !slices.Contains(np.Spec.PolicyTypes, networkingv1.PolicyTypeIngress) {
 		t.Errorf("policy types %v, want Ingress", np.Spec.PolicyTypes)
 	}
+	if np.Namespace != AgentNamespace || d.Namespace != Namespace {
+		t.Fatalf("policy in %q, scheduler in %q: want %q and %q", np.Namespace, d.Namespace, AgentNamespace, Namespace)
+	}
 	sample := map[string]string{"app": "sample"}
 	for _, tc := range []struct {
 		name     string
@@ -410,13 +500,14 @@ func TestLiveAgentPolicy(t *testing.T) {
 		port     int32
 		want     bool
 	}{
-		{"the scheduler's pod, probe port", ds.Namespace, d.Spec.Template.Labels, agentPort.Protocol, agentPort.ContainerPort, true},
-		{"the scheduler's pod, train port", ds.Namespace, d.Spec.Template.Labels, trainPort.Protocol, trainPort.ContainerPort, true},
-		{"the scheduler's pod, another port", ds.Namespace, d.Spec.Template.Labels, agentPort.Protocol, trainPort.ContainerPort + 1, false},
+		{"the scheduler's pod, probe port", d.Namespace, d.Spec.Template.Labels, agentPort.Protocol, agentPort.ContainerPort, true},
+		{"the scheduler's pod, train port", d.Namespace, d.Spec.Template.Labels, trainPort.Protocol, trainPort.ContainerPort, true},
+		{"the scheduler's pod, another port", d.Namespace, d.Spec.Template.Labels, agentPort.Protocol, trainPort.ContainerPort + 1, false},
 		{"a workload pod, train port", "default", sample, trainPort.Protocol, trainPort.ContainerPort, false},
-		{"the scheduler's pod, TCP", ds.Namespace, d.Spec.Template.Labels, v1.ProtocolTCP, agentPort.ContainerPort, false},
+		{"the scheduler's pod, TCP", d.Namespace, d.Spec.Template.Labels, v1.ProtocolTCP, agentPort.ContainerPort, false},
 		{"a workload pod", "default", sample, agentPort.Protocol, agentPort.ContainerPort, false},
 		{"a pod labelled as the scheduler in another namespace", "default", d.Spec.Template.Labels, agentPort.Protocol, agentPort.ContainerPort, false},
+		{"a pod labelled as the scheduler beside the agents", ds.Namespace, d.Spec.Template.Labels, agentPort.Protocol, agentPort.ContainerPort, false},
 		{"another agent", ds.Namespace, ds.Spec.Template.Labels, agentPort.Protocol, agentPort.ContainerPort, false},
 	} {
 		if got := admits(t, np, tc.ns, tc.labels, tc.protocol, tc.port); got != tc.want {
@@ -426,8 +517,9 @@ func TestLiveAgentPolicy(t *testing.T) {
 }
 
 // admits says whether np lets a pod in namespace ns with labels reach the
-// pods it selects on protocol and port. It reads pod selectors only: a
-// namespace selector or an IP block admits nothing here.
+// pods it selects on protocol and port. A namespace is matched by its
+// kubernetes.io/metadata.name label, the one every namespace has; an IP
+// block admits nothing here.
 func admits(t *testing.T, np networkingv1.NetworkPolicy, ns string, podLabels map[string]string, protocol v1.Protocol, port int32) bool {
 	t.Helper()
 	for _, rule := range np.Spec.Ingress {
@@ -443,10 +535,26 @@ func admits(t *testing.T, np networkingv1.NetworkPolicy, ns string, podLabels ma
 			continue
 		}
 		for _, peer := range rule.From {
-			if peer.PodSelector == nil || peer.NamespaceSelector != nil || peer.IPBlock != nil || ns != np.Namespace {
+			if peer.IPBlock != nil {
 				continue
 			}
-			sel, err := metav1.LabelSelectorAsSelector(peer.PodSelector)
+			if peer.NamespaceSelector == nil && ns != np.Namespace {
+				continue
+			}
+			if peer.NamespaceSelector != nil {
+				sel, err := metav1.LabelSelectorAsSelector(peer.NamespaceSelector)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !sel.Matches(labels.Set{"kubernetes.io/metadata.name": ns}) {
+					continue
+				}
+			}
+			podSel := peer.PodSelector
+			if podSel == nil {
+				podSel = &metav1.LabelSelector{}
+			}
+			sel, err := metav1.LabelSelectorAsSelector(podSel)
 			if err != nil {
 				t.Fatal(err)
 			}

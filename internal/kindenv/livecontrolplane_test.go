@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -17,8 +18,11 @@ import (
 // deploy/live/control-plane is deploy/control-plane's static pod with its
 // simulator measuring through the agents: it finds them by cluster DNS
 // from the host network, with the window and echo rate deploy/live's
-// simulator has, and its configuration adds NetworkCapacity as deploy/live
-// does. Nothing else of the pod changes.
+// simulator has, signs its probes with the key install.sh puts beside its
+// configuration (a static pod mounts no Secret), takes its share of the
+// budget as one of the control-plane nodes' probers, has deploy/live's
+// CPU, and its configuration adds NetworkCapacity as deploy/live does.
+// Nothing else of the pod changes.
 func TestLiveControlPlane(t *testing.T) {
 	dir := filepath.Join(deployDir(t), "live", "control-plane")
 	checkLiveProfile(t, filepath.Join(deployDir(t), "control-plane", "scheduler-config.yaml"), filepath.Join(dir, "scheduler-config.yaml"))
@@ -46,15 +50,30 @@ func TestLiveControlPlane(t *testing.T) {
 	if len(added) == 0 {
 		t.Fatal("deploy/live adds no argument to the simulator")
 	}
+	// The key is a file of the node's, not the Secret deploy/live mounts;
+	// install.sh fills in --probers.
+	for i, a := range added {
+		if strings.HasPrefix(a, "--probe-key-file=") {
+			added[i] = "--probe-key-file=/etc/kubernetes/kns-3/probe-key"
+			added = slices.Insert(added, i+1, "--probers=1")
+			break
+		}
+	}
 	want := append(slices.Clone(simulatorArgs(t, plain.Spec)), added...)
 	if got := simulatorArgs(t, live.Spec); !slices.Equal(got, want) {
 		t.Errorf("the simulator's args %v, want %v: deploy/control-plane's and deploy/live's additions", got, want)
 	}
 
-	// Apart from those, the pod is deploy/control-plane's.
+	// Apart from those and deploy/live's CPU, the pod is
+	// deploy/control-plane's.
+	liveCPU := d.Spec.Template.Spec.Containers[1].Resources.Requests.Cpu()
 	for i := range live.Spec.Containers {
-		if live.Spec.Containers[i].Name == installclient.SimulatorContainer {
-			live.Spec.Containers[i].Args = simulatorArgs(t, plain.Spec)
+		if c := &live.Spec.Containers[i]; c.Name == installclient.SimulatorContainer {
+			c.Args = simulatorArgs(t, plain.Spec)
+			if !c.Resources.Requests.Cpu().Equal(*liveCPU) {
+				t.Errorf("the simulator requests %v of CPU, want deploy/live's %v", c.Resources.Requests.Cpu(), liveCPU)
+			}
+			c.Resources = plain.Spec.Containers[i].Resources
 		}
 	}
 	live.Spec.DNSPolicy = plain.Spec.DNSPolicy
@@ -63,8 +82,8 @@ func TestLiveControlPlane(t *testing.T) {
 	}
 }
 
-// deploy/live/control-plane/agents is the agents' namespace and deploy/live's
-// agents, exactly, and nothing that holds or grants API credentials.
+// deploy/live/control-plane/agents is deploy/live's agents in their
+// namespace, exactly, and nothing that holds or grants API credentials.
 func TestLiveControlPlaneAgents(t *testing.T) {
 	dir := filepath.Join(deployDir(t), "live", "control-plane", "agents")
 	objs, err := Render(dir)
@@ -87,7 +106,7 @@ func TestLiveControlPlaneAgents(t *testing.T) {
 		{"DaemonSet", "kns-3-agent", &appsv1.DaemonSet{}, &appsv1.DaemonSet{}},
 		{"Service", "kns-3-agent", &v1.Service{}, &v1.Service{}},
 		{"NetworkPolicy", "kns-3-agent", &networkingv1.NetworkPolicy{}, &networkingv1.NetworkPolicy{}},
-		{"Namespace", Namespace, &v1.Namespace{}, &v1.Namespace{}},
+		{"Namespace", AgentNamespace, &v1.Namespace{}, &v1.Namespace{}},
 		{"ResourceQuota", "kns-3-node-critical-pods", &v1.ResourceQuota{}, &v1.ResourceQuota{}},
 	} {
 		renderTyped(t, dir, o.kind, o.name, o.got)

@@ -1,6 +1,7 @@
 package kindenv
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -103,6 +104,18 @@ func installStaticPod(ctx context.Context, c *Cluster, relDir string) error {
 	if err := os.WriteFile(filepath.Join(stage, "kube-scheduler.yaml"), manifest, 0o644); err != nil {
 		return err
 	}
+	// A live simulator signs its probes with the key its agents hold.
+	var keyArg []string
+	if bytes.Contains(manifest, []byte("--probe-key-file=")) {
+		key, err := EnsureProbeKey(ctx, c.Client)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(stage, "probe-key"), key, 0o600); err != nil {
+			return err
+		}
+		keyArg = []string{controlPlaneStage + "/probe-key"}
+	}
 	nodes, err := controlPlaneNodes(ctx, c.Name)
 	if err != nil {
 		return err
@@ -115,8 +128,9 @@ func installStaticPod(ctx context.Context, c *Cluster, relDir string) error {
 		if err := docker(ctx, "cp", stage, node+":"+remote); err != nil {
 			return err
 		}
-		if err := docker(ctx, "exec", node, "sh", remote+"/install.sh",
-			remote+"/kube-scheduler.yaml", remote+"/scheduler-config.yaml", remote+"/scenario.yaml"); err != nil {
+		args := append([]string{"exec", node, "sh", remote + "/install.sh",
+			remote + "/kube-scheduler.yaml", remote + "/scheduler-config.yaml", remote + "/scenario.yaml"}, keyArg...)
+		if err := docker(ctx, args...); err != nil {
 			return err
 		}
 		c.logf("%s: kube-scheduler replaced (%s)", node, relDir)
