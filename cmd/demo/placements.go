@@ -19,7 +19,7 @@ import (
 	"kns3.dev/kns3/internal/conditions"
 	"kns3.dev/kns3/scheduler/apis/config"
 	"kns3.dev/kns3/scheduler/plugins/customfilter"
-	"kns3.dev/kns3/scheduler/plugins/customscore/score"
+	"kns3.dev/kns3/scheduler/plugins/score"
 )
 
 type podPlacement struct {

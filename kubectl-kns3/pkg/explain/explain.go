@@ -18,7 +18,7 @@ import (
 	"kns3.dev/kns3/scheduler/apis/config"
 	"kns3.dev/kns3/scheduler/apis/status"
 	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
-	"kns3.dev/kns3/scheduler/plugins/customscore/score"
+	"kns3.dev/kns3/scheduler/plugins/score"
 )
 
 // Input is what Build explains: the pod, every node, and what the

@@ -13,7 +13,7 @@ import (
 	output "kns3.dev/kns3/kubectl-kns3/pkg/apis/output/v1alpha1"
 	"kns3.dev/kns3/scheduler/apis/status"
 	"kns3.dev/kns3/scheduler/plugins/customfilter"
-	"kns3.dev/kns3/scheduler/plugins/customscore/score"
+	"kns3.dev/kns3/scheduler/plugins/score"
 )
 
 func node(name string, labels map[string]string, taints ...v1.Taint) v1.Node {

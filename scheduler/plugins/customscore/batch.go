@@ -15,6 +15,7 @@ import (
 
 	apiconfig "kns3.dev/kns3/scheduler/apis/config"
 	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
+	"kns3.dev/kns3/scheduler/plugins/network"
 )
 
 // Opportunistic batching (KEP-5598, on by default in Kubernetes v1.37)
@@ -147,7 +148,7 @@ func (pl *CustomScore) PreFilter(_ context.Context, state fwk.CycleState, pod *v
 		// PerCycle asks in PreScore, after Filter: a filter reading the
 		// network judges by the last answer, if young enough. No batching.
 		if sim := pc.lastAnswer(pl.batch.now()); sim != nil {
-			placement.WriteHeld(state, sim)
+			network.WriteHeld(state, sim)
 		}
 		return nil, nil
 	}
@@ -158,7 +159,7 @@ func (pl *CustomScore) PreFilter(_ context.Context, state fwk.CycleState, pod *v
 	// The Background source holds its newest simulation in memory: no request.
 	if b, ok := pl.source.(*background); ok {
 		if sim, _ := b.newest(); sim != nil {
-			placement.WriteHeld(state, sim)
+			network.WriteHeld(state, sim)
 		}
 	}
 	if r := pl.batch.ranked.Load(); r != nil && pl.batch.now().Sub(r.at) <= reuseWindow {

@@ -16,7 +16,7 @@ import (
 
 	apiconfig "kns3.dev/kns3/scheduler/apis/config"
 	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
-	"kns3.dev/kns3/scheduler/plugins/customscore/simclient"
+	"kns3.dev/kns3/scheduler/plugins/network"
 )
 
 var measuredAt = time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
@@ -88,7 +88,7 @@ func scoreCycle(t *testing.T, pl *NetworkCapacity, body []byte, nodes []fwk.Node
 	ctx := context.Background()
 	state := framework.NewCycleState()
 	if body != nil {
-		placement.Write(state, &placement.Cycle{Simulation: &simclient.Simulation{Body: body}})
+		placement.Write(state, &placement.Cycle{Simulation: &network.Simulation{Body: body}})
 	}
 	pod := st.MakePod().Name("new").Obj()
 	if s := pl.PreScore(ctx, state, pod, nodes); s.IsSkip() {
@@ -370,7 +370,7 @@ func filterNodes(t *testing.T, pl *NetworkCapacity, body []byte, pod *v1.Pod, no
 	ctx := context.Background()
 	state := framework.NewCycleState()
 	if body != nil {
-		placement.WriteHeld(state, &simclient.Simulation{Body: body})
+		network.WriteHeld(state, &network.Simulation{Body: body})
 	}
 	if _, s := pl.PreFilter(ctx, state, pod, nodes); s.IsSkip() {
 		return nil

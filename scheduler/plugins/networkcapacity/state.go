@@ -27,7 +27,7 @@ type Link struct {
 	BandwidthAtLeast bool
 	// RankedBandwidthMbps is the bandwidth Score ranks the link at: a
 	// faster link's, when this one's is within the noise of it
-	// (simclient.Link's); BandwidthMbps otherwise.
+	// (network.Link's); BandwidthMbps otherwise.
 	RankedBandwidthMbps float64
 	// UseMbps is the traffic measured on it, when UseMeasured.
 	UseMbps     float64

@@ -13,8 +13,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"kns3.dev/kns3/scheduler/plugins/customscore/internal/text"
-	"kns3.dev/kns3/scheduler/plugins/customscore/score"
-	"kns3.dev/kns3/scheduler/plugins/customscore/simclient"
+	"kns3.dev/kns3/scheduler/plugins/network"
+	"kns3.dev/kns3/scheduler/plugins/score"
 )
 
 // Fallback reasons of a Placement: why a pod was placed without network
@@ -65,7 +65,7 @@ type Cycle struct {
 	// Simulation is the answer the scores come from, nil without one: what
 	// else it says (its links) is read from it by the profile's other
 	// plugins, which never ask the simulator themselves.
-	Simulation *simclient.Simulation
+	Simulation *network.Simulation
 }
 
 // Placement is what the scheduling cycle's network scores said about the

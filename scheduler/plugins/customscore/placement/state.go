@@ -7,12 +7,12 @@ import (
 	v1 "k8s.io/api/core/v1"
 	fwk "k8s.io/kube-scheduler/framework"
 
-	"kns3.dev/kns3/scheduler/plugins/customscore/simclient"
+	"kns3.dev/kns3/scheduler/plugins/network"
 )
 
-// ScorePlugin is CustomScorePlugin's name: the plugin whose PreScore
-// writes the cycle state.
-const ScorePlugin = "CustomScorePlugin"
+// ScorePlugin is CustomScorePlugin's name (network.ScorePlugin): the
+// plugin whose PreScore leaves the Cycle a placement is read from.
+const ScorePlugin = network.ScorePlugin
 
 // StateKey is where CustomScorePlugin's PreScore leaves the cycle in the
 // scheduling cycle's state, for its Score and for CustomBindPlugin's
@@ -42,36 +42,6 @@ func (r *Reuse) Confirm() { r.confirmed.Store(true) }
 
 // Confirmed reports whether Confirm was called.
 func (r *Reuse) Confirmed() bool { return r != nil && r.confirmed.Load() }
-
-// heldKey is where CustomScorePlugin's PreFilter leaves, in Background
-// mode, the simulation it holds as the cycle starts: a Filter plugin that
-// reads the network runs before PreScore takes the cycle's own.
-const heldKey fwk.StateKey = ScorePlugin + "/held"
-
-// held is the simulation PreFilter left; never written after, so copies
-// share it.
-type held struct{ sim *simclient.Simulation }
-
-func (h *held) Clone() fwk.StateData { return h }
-
-// WriteHeld leaves sim in state for the cycle's Filter plugins.
-func WriteHeld(state fwk.CycleState, sim *simclient.Simulation) {
-	state.Write(heldKey, &held{sim: sim})
-}
-
-// Held returns the simulation CustomScorePlugin's PreFilter left in state,
-// nil when it left none: PerCycle mode asks the simulator only in PreScore,
-// after Filter, and Background mode may have none young enough.
-func Held(state fwk.CycleState) *simclient.Simulation {
-	data, err := state.Read(heldKey)
-	if err != nil {
-		return nil
-	}
-	if h, ok := data.(*held); ok {
-		return h.sim
-	}
-	return nil
-}
 
 // Write leaves c in state for the rest of the scheduling and binding cycle.
 func Write(state fwk.CycleState, c *Cycle) { state.Write(StateKey, c) }

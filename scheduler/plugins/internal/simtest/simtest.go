@@ -1,5 +1,5 @@
-// Package simtest holds what the plugin's tests and the simulator client's
-// tests share: simulators on loopback and /simulate bodies.
+// Package simtest holds what the tests of the plugins, of the simulator
+// client and of network share: simulators on loopback and /simulate bodies.
 package simtest
 
 import (

@@ -1,4 +1,12 @@
-package simclient
+// Package network is the simulator's answer as every plugin of a profile
+// reads it: one /simulate answer decoded (Simulation, Decode: the scores),
+// its links (Links) and what else it says (MetaOf, DescribedUntil); the
+// answer CustomScorePlugin holds for the cycle's filters (WriteHeld,
+// Held); and the announcement of each new answer to the plugins that
+// listen (OnNewSimulation). CustomScorePlugin's client (its simclient)
+// asks the simulator; the profile's other plugins never do, and read the
+// answer through this package. It imports no plugin.
+package network
 
 import (
 	"bytes"
@@ -11,7 +19,7 @@ import (
 	"strings"
 	"sync"
 
-	"kns3.dev/kns3/scheduler/plugins/customscore/score"
+	"kns3.dev/kns3/scheduler/plugins/score"
 )
 
 // Simulation is the part of a SimulationResponse that scoring needs: each

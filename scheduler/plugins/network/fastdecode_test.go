@@ -1,4 +1,4 @@
-package simclient
+package network
 
 import (
 	"fmt"
@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
-	"kns3.dev/kns3/scheduler/plugins/customscore/internal/simtest"
+	"kns3.dev/kns3/scheduler/plugins/internal/simtest"
 )
 
 // decodeBodies are bodies fastDecode must take, or decline, without ever

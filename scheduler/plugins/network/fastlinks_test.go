@@ -1,4 +1,4 @@
-package simclient
+package network
 
 import (
 	"encoding/json"
@@ -8,7 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"kns3.dev/kns3/scheduler/plugins/customscore/internal/simtest"
+	"kns3.dev/kns3/scheduler/plugins/internal/simtest"
 )
 
 // linkBodies are bodies fastLinkReadings must read, or decline, without

@@ -1,9 +1,9 @@
 // Package score is the arithmetic of CustomScorePlugin's scores, shared by
-// everything that reads them: the simulator client turns each simulator
-// score into a raw score (MilliScore: × MilliScale, clamped to int64), the
-// plugin's NormalizeScore maps raw scores onto 0–100 (Normalize), the
-// placement event and kubectl kns3 rank them (Rank) and print them
-// (Float, Format). It imports nothing of the plugins.
+// everything that reads them: decoding an answer (network.Decode) turns
+// each simulator score into a raw score (MilliScore: × MilliScale, clamped
+// to int64), the plugin's NormalizeScore maps raw scores onto 0–100
+// (Normalize), the placement event and kubectl kns3 rank them (Rank) and
+// print them (Float, Format). It imports nothing of the plugins.
 package score
 
 import (

@@ -1,4 +1,4 @@
-package simclient
+package network
 
 import (
 	"strconv"

@@ -1,11 +1,9 @@
-package placement
+package network
 
 import (
 	"testing"
 
 	fwk "k8s.io/kube-scheduler/framework"
-
-	"kns3.dev/kns3/scheduler/plugins/customscore/simclient"
 )
 
 // profileHandle stands for one profile's framework handle: only its
@@ -19,12 +17,12 @@ type profileHandle struct {
 // none of another's, and nothing once stopped.
 func TestOnNewSimulation(t *testing.T) {
 	a, b := &profileHandle{name: "a"}, &profileHandle{name: "b"}
-	var heardA, heardB []*simclient.Simulation
-	stopA := OnNewSimulation(a, func(s *simclient.Simulation) { heardA = append(heardA, s) })
-	stopB := OnNewSimulation(b, func(s *simclient.Simulation) { heardB = append(heardB, s) })
+	var heardA, heardB []*Simulation
+	stopA := OnNewSimulation(a, func(s *Simulation) { heardA = append(heardA, s) })
+	stopB := OnNewSimulation(b, func(s *Simulation) { heardB = append(heardB, s) })
 	defer stopB()
 
-	first, second := &simclient.Simulation{}, &simclient.Simulation{}
+	first, second := &Simulation{}, &Simulation{}
 	AnnounceSimulation(a, first)
 	AnnounceSimulation(b, second)
 	if len(heardA) != 1 || heardA[0] != first {

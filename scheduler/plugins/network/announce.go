@@ -1,11 +1,9 @@
-package placement
+package network
 
 import (
 	"sync"
 
 	fwk "k8s.io/kube-scheduler/framework"
-
-	"kns3.dev/kns3/scheduler/plugins/customscore/simclient"
 )
 
 // A new measurement is no cluster event: a pod a filter rejected because
@@ -22,12 +20,12 @@ var listeners = struct {
 	byHandle map[fwk.Handle][]*listener
 }{byHandle: map[fwk.Handle][]*listener{}}
 
-type listener struct{ heard func(*simclient.Simulation) }
+type listener struct{ heard func(*Simulation) }
 
 // OnNewSimulation calls heard with every new simulation h's profile gets,
 // until stop is called. heard runs on the goroutine that asked: it must
 // not block.
-func OnNewSimulation(h fwk.Handle, heard func(*simclient.Simulation)) (stop func()) {
+func OnNewSimulation(h fwk.Handle, heard func(*Simulation)) (stop func()) {
 	l := &listener{heard: heard}
 	listeners.Lock()
 	defer listeners.Unlock()
@@ -51,7 +49,7 @@ func OnNewSimulation(h fwk.Handle, heard func(*simclient.Simulation)) (stop func
 
 // AnnounceSimulation tells the listeners of h's profile of sim, a new
 // simulation the profile took.
-func AnnounceSimulation(h fwk.Handle, sim *simclient.Simulation) {
+func AnnounceSimulation(h fwk.Handle, sim *Simulation) {
 	listeners.Lock()
 	heard := append([]*listener(nil), listeners.byHandle[h]...)
 	listeners.Unlock()

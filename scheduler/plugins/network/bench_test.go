@@ -1,11 +1,11 @@
-package simclient
+package network
 
 import (
 	"fmt"
 	"strings"
 	"testing"
 
-	"kns3.dev/kns3/scheduler/plugins/customscore/internal/simtest"
+	"kns3.dev/kns3/scheduler/plugins/internal/simtest"
 )
 
 // benchNodeCounts are the simulate response sizes decoding is measured at.
