@@ -16,8 +16,8 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 
 	"kns3.dev/kns3/scheduler/apis/status"
-	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
 	"kns3.dev/kns3/scheduler/plugins/networkcapacity"
+	"kns3.dev/kns3/scheduler/plugins/placement"
 )
 
 // Name is the name of the plugin used in the plugin registry and configurations.

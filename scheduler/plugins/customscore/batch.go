@@ -14,8 +14,8 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 
 	apiconfig "kns3.dev/kns3/scheduler/apis/config"
-	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
 	"kns3.dev/kns3/scheduler/plugins/network"
+	"kns3.dev/kns3/scheduler/plugins/placement"
 )
 
 // Opportunistic batching (KEP-5598, on by default in Kubernetes v1.37)

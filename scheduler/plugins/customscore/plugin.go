@@ -26,10 +26,10 @@ import (
 	"kns3.dev/kns3/scheduler/plugins/customscore/breaker"
 	"kns3.dev/kns3/scheduler/plugins/customscore/drift"
 	"kns3.dev/kns3/scheduler/plugins/customscore/internal/schedconfig"
-	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
 	"kns3.dev/kns3/scheduler/plugins/customscore/publish"
 	"kns3.dev/kns3/scheduler/plugins/customscore/simclient"
 	"kns3.dev/kns3/scheduler/plugins/network"
+	"kns3.dev/kns3/scheduler/plugins/placement"
 	"kns3.dev/kns3/scheduler/plugins/score"
 )
 

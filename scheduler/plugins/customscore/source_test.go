@@ -11,8 +11,8 @@ import (
 	"k8s.io/kubernetes/test/utils/ktesting"
 
 	apiconfig "kns3.dev/kns3/scheduler/apis/config"
-	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
 	"kns3.dev/kns3/scheduler/plugins/network"
+	"kns3.dev/kns3/scheduler/plugins/placement"
 )
 
 // fakeSource answers every cycle with sim, or with nothing and fallback.

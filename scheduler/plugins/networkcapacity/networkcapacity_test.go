@@ -15,8 +15,8 @@ import (
 	st "k8s.io/kubernetes/pkg/scheduler/testing"
 
 	apiconfig "kns3.dev/kns3/scheduler/apis/config"
-	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
 	"kns3.dev/kns3/scheduler/plugins/network"
+	"kns3.dev/kns3/scheduler/plugins/placement"
 )
 
 var measuredAt = time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)

@@ -16,7 +16,7 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 
 	"kns3.dev/kns3/scheduler/apis/status"
-	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
+	"kns3.dev/kns3/scheduler/plugins/placement"
 )
 
 const (

@@ -5,14 +5,12 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	st "k8s.io/kubernetes/pkg/scheduler/testing"
-
-	"kns3.dev/kns3/scheduler/plugins/customfilter"
 )
 
 // TestJudge: a node is a candidate only when KNS-3's filter, cordons and
 // taints all let the pod through; the verdict says which refused.
 func TestJudge(t *testing.T) {
-	rigorous := st.MakePod().Name("r").Annotation(customfilter.AnnotationQoS, customfilter.ValueRigorous).Obj()
+	rigorous := st.MakePod().Name("r").Annotation(AnnotationQoS, ValueRigorous).Obj()
 	plain := st.MakePod().Name("p").Obj()
 	tolerant := st.MakePod().Name("t").Toleration("k").Obj()
 	taint := []v1.Taint{{Key: "k", Effect: v1.TaintEffectNoSchedule}}
@@ -23,13 +21,13 @@ func TestJudge(t *testing.T) {
 		filter, any bool // want a Filter reason, an Other reason
 	}{
 		{"plain node", plain, st.MakeNode().Name("n").Obj(), false, false},
-		{"disabled", plain, st.MakeNode().Name("n").Label(customfilter.LabelScheduler, customfilter.ValueDisabled).Obj(), true, false},
+		{"disabled", plain, st.MakeNode().Name("n").Label(LabelScheduler, ValueDisabled).Obj(), true, false},
 		{"rigorous pod on a plain node", rigorous, st.MakeNode().Name("n").Obj(), true, false},
-		{"rigorous pod on a rigorous node", rigorous, st.MakeNode().Name("n").Label(customfilter.LabelCapability, customfilter.ValueRigorous).Obj(), false, false},
+		{"rigorous pod on a rigorous node", rigorous, st.MakeNode().Name("n").Label(LabelCapability, ValueRigorous).Obj(), false, false},
 		{"cordoned", plain, st.MakeNode().Name("n").Unschedulable(true).Obj(), false, true},
 		{"tainted", plain, st.MakeNode().Name("n").Taints(taint).Obj(), false, true},
 		{"tainted, tolerated", tolerant, st.MakeNode().Name("n").Taints(taint).Obj(), false, false},
-		{"disabled and tainted", plain, st.MakeNode().Name("n").Label(customfilter.LabelScheduler, customfilter.ValueDisabled).Taints(taint).Obj(), true, true},
+		{"disabled and tainted", plain, st.MakeNode().Name("n").Label(LabelScheduler, ValueDisabled).Taints(taint).Obj(), true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			v := Judge(tc.pod, tc.node)
@@ -62,7 +60,7 @@ func TestClass(t *testing.T) {
 		t.Errorf("equal tolerations, other pointers and order: %q != %q", Class(a), Class(same))
 	}
 	rigorous := withTolerations(tol("not-ready", secs(300)), tol("unreachable", secs(300)))
-	rigorous.Annotations = map[string]string{customfilter.AnnotationQoS: customfilter.ValueRigorous}
+	rigorous.Annotations = map[string]string{AnnotationQoS: ValueRigorous}
 	others := []*v1.Pod{
 		withTolerations(tol("not-ready", secs(600)), tol("unreachable", secs(300))),
 		withTolerations(tol("not-ready", nil), tol("unreachable", secs(300))),
@@ -80,7 +78,7 @@ func TestClass(t *testing.T) {
 		st.MakeNode().Name("plain").Obj(),
 		st.MakeNode().Name("k").Taints([]v1.Taint{{Key: "k", Effect: v1.TaintEffectNoSchedule}}).Obj(),
 		st.MakeNode().Name("not-ready").Taints([]v1.Taint{{Key: "not-ready", Effect: v1.TaintEffectNoExecute}}).Obj(),
-		st.MakeNode().Name("rigorous").Label(customfilter.LabelCapability, customfilter.ValueRigorous).Obj(),
+		st.MakeNode().Name("rigorous").Label(LabelCapability, ValueRigorous).Obj(),
 	}
 	for _, n := range nodes {
 		if Judge(a, n) != Judge(same, n) {

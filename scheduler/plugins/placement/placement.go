@@ -1,10 +1,11 @@
-// Package placement is what a scheduling cycle of CustomScorePlugin says
-// about where a pod went: the cycle PreScore leaves in the cycle state
-// (state.go), the placement event's message and fallback reasons, and
+// Package placement is what the plugins of a profile say about where a
+// pod went: the cycle CustomScorePlugin's PreScore leaves in the cycle
+// state (state.go), the placement event's message and fallback reasons,
+// the notes any plugin leaves on the nodes for that event (notes.go), and
 // which nodes a pod could go to as far as KNS-3 can tell without the
-// scheduler (filters.go). It holds no plugin machinery, so readers of
-// placements (CustomBindPlugin, kubectl kns3) link nothing of the
-// scheduler's configuration.
+// scheduler (candidate.go, with the rule CustomFilterPlugin applies). It
+// lives beside the plugins and imports none: CustomBindPlugin, drift and
+// kubectl kns3 read placements without linking a plugin.
 package placement
 
 import (
@@ -12,7 +13,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
-	"kns3.dev/kns3/scheduler/plugins/customscore/internal/text"
+	"kns3.dev/kns3/scheduler/plugins/internal/text"
 	"kns3.dev/kns3/scheduler/plugins/network"
 	"kns3.dev/kns3/scheduler/plugins/score"
 )

@@ -8,9 +8,45 @@ import (
 	v1 "k8s.io/api/core/v1"
 	v1helper "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/klog/v2"
-
-	"kns3.dev/kns3/scheduler/plugins/customfilter"
 )
+
+// KNS-3's own rule for which nodes a pod may go to: CustomFilterPlugin
+// applies it (Rejection), and Judge, with it, tells a candidate node.
+const (
+	// LabelScheduler set to ValueDisabled on a node excludes it from KNS-3 scheduling.
+	LabelScheduler = "scheduler"
+	// ValueDisabled is the value of LabelScheduler that excludes a node.
+	ValueDisabled = "disabled"
+	// LabelCapability set to ValueRigorous marks a node fit for rigorous pods.
+	LabelCapability = "capability"
+	// AnnotationQoS set to ValueRigorous asks for a node with LabelCapability=rigorous.
+	AnnotationQoS = "kns-3-scheduler/qos"
+	// ValueRigorous is the QoS class and the capability that goes with it.
+	ValueRigorous = "rigorous"
+
+	// ErrReasonDisabled is reported for nodes labeled scheduler=disabled.
+	ErrReasonDisabled = "node(s) had label scheduler=disabled"
+	// ErrReasonNotRigorous is reported for nodes a rigorous pod cannot use.
+	ErrReasonNotRigorous = "node(s) didn't have label capability=rigorous required by pod annotation kns-3-scheduler/qos=rigorous"
+)
+
+// Rejection returns why CustomFilterPlugin keeps pod off node, or "" when
+// it lets the pod through: the rule its Filter applies, for it and for
+// callers that explain it.
+func Rejection(pod *v1.Pod, node *v1.Node) string {
+	if node.Labels[LabelScheduler] == ValueDisabled {
+		return ErrReasonDisabled
+	}
+	if WantsRigorous(pod) && node.Labels[LabelCapability] != ValueRigorous {
+		return ErrReasonNotRigorous
+	}
+	return ""
+}
+
+// WantsRigorous reports whether pod asks for a rigorous node.
+func WantsRigorous(pod *v1.Pod) bool {
+	return pod.Annotations[AnnotationQoS] == ValueRigorous
+}
 
 // Verdict is what can be told, from the pod and the node alone, of
 // whether the pod could go to the node. Resources, affinities and spread
@@ -30,7 +66,7 @@ func (v Verdict) Candidate() bool { return v.Filter == "" && v.Other == "" }
 // the plugin's drift listing and kubectl kns3 explain share: KNS-3's
 // filter, cordons and taints. It reads of the pod only what Class names.
 func Judge(pod *v1.Pod, node *v1.Node) Verdict {
-	return Verdict{Filter: customfilter.Rejection(pod, node), Other: OtherFilters(pod, node)}
+	return Verdict{Filter: Rejection(pod, node), Other: OtherFilters(pod, node)}
 }
 
 // Class names what Judge reads of pod: pods of one class get the same
@@ -49,7 +85,7 @@ func Class(pod *v1.Pod) string {
 			strconv.Quote(string(t.Effect)) + " " + seconds
 	}
 	slices.Sort(tolerations)
-	return strconv.Quote(pod.Annotations[customfilter.AnnotationQoS]) + "|" + strings.Join(tolerations, "|")
+	return strconv.Quote(pod.Annotations[AnnotationQoS]) + "|" + strings.Join(tolerations, "|")
 }
 
 // OtherFilters names what upstream's NodeUnschedulable and TaintToleration
