@@ -3,7 +3,6 @@ package customscore
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -11,7 +10,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
-	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 
 	apiconfig "kns3.dev/kns3/scheduler/apis/config"
 	"kns3.dev/kns3/scheduler/plugins/network"
@@ -93,12 +91,6 @@ type batching struct {
 	now    func() time.Time
 }
 
-// pluginLister is the scheduler's framework, which lists each extension
-// point's plugins once it is built (after the plugins are made).
-type pluginLister interface {
-	ListPlugins() *config.Plugins
-}
-
 // signs reports whether the plugin signs pods in this profile: in
 // Background mode, when the profile runs its PreFilter. A handle that
 // cannot tell (a test's) counts as without.
@@ -107,11 +99,8 @@ func (pl *CustomScore) signs() bool {
 		if pl.args.RefreshMode != apiconfig.RefreshBackground {
 			return
 		}
-		if l, ok := pl.handle.(pluginLister); ok {
-			if ps := l.ListPlugins(); ps != nil {
-				pl.batch.on = slices.ContainsFunc(ps.PreFilter.Enabled, func(p config.Plugin) bool { return p.Name == Name })
-			}
-		}
+		runs, known := placement.Runs(pl.handle, "PreFilter", Name)
+		pl.batch.on = runs && known
 	})
 	return pl.batch.on
 }

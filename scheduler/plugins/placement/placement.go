@@ -74,10 +74,9 @@ type Cycle struct {
 // nodes and the best other feasible node, or why there were no scores.
 type Placement struct {
 	Node string
-	// Link is what the profile's NetworkCapacity plugin found of the
-	// node's link ("" without it): its free bandwidth and what was
-	// counted against it.
-	Link string
+	// Notes are what the profile's plugins found of the node (Notes),
+	// each one clause: NetworkCapacity's says what was free on its link.
+	Notes []string
 	// Fallback is empty when the node was ranked by the simulator's scores.
 	Fallback string
 	// Score is the node's simulator score × 1000 (Score's raw value).
@@ -186,8 +185,8 @@ func (p Placement) Message() string {
 	default:
 		msg = fmt.Sprintf("Fallback (%s): %s chosen without network scores: %s", p.Fallback, p.Node, fallbackText(p))
 	}
-	if p.Link != "" {
-		msg += "; link: " + p.Link
+	for _, note := range p.Notes {
+		msg += "; " + note
 	}
 	switch p.Reused {
 	case ReusedRanking:

@@ -3,6 +3,7 @@ package placement
 import (
 	"fmt"
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -144,13 +145,25 @@ func TestOf(t *testing.T) {
 			pod := st.MakePod().Name("p").Obj()
 			pod.Status.NominatedNodeName = tc.nominated
 			got := Of(tc.cycle, pod, tc.node)
-			if got != tc.want {
+			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("Of = %+v, want %+v", got, tc.want)
 			}
 			if msg := got.Message(); !strings.Contains(msg, tc.msg) {
 				t.Errorf("Message() = %q, want it to contain %q", msg, tc.msg)
 			}
 		})
+	}
+}
+
+// TestPlacementMessageNotes: the plugins' notes follow what the ranking
+// said, each its own clause, before what batching reused.
+func TestPlacementMessageNotes(t *testing.T) {
+	p := Placement{Node: "a", Fallback: FallbackSingleNode, Reused: ReusedRanking,
+		Notes: []string{"link: 70 Mbit/s free", "zone: one"}}
+	want := "Not ranked (single_node): a was the only feasible node, so the scheduler scored no node" +
+		"; link: 70 Mbit/s free; zone: one; ranking reused from the pod scheduled before it (opportunistic batching)"
+	if got := p.Message(); got != want {
+		t.Errorf("Message() = %q, want %q", got, want)
 	}
 }
 
