@@ -296,7 +296,7 @@ func TestDescribe(t *testing.T) {
 	pl := newPlugin(t, measuredAt.Add(time.Second))
 	_, state := scoreCycle(t, pl, answer(map[string][2]float64{"a": {100, 10}, "b": {100, -1}}),
 		[]fwk.NodeInfo{node("a", assumed("p1", declares("20M"))), node("b")})
-	if got, want := linkNote(state, "a"), "link: 70 Mbit/s free of 100, 50 below the 80 % target (10 in use, 20 counted for 1 pod(s) placed since the measurement)"; got != want {
+	if got, want := linkNote(state, "a"), "link: 70 Mbit/s free of 100 Mbit/s, 50 Mbit/s of it below the 80 % fill target (10 Mbit/s in use; 20 Mbit/s counted for 1 pod placed since the measurement)"; got != want {
 		t.Errorf("linkNote(a) = %q, want %q", got, want)
 	}
 	if got := linkNote(state, "b"); !strings.Contains(got, "use not measured") {
@@ -578,15 +578,15 @@ func TestLowerBoundKeepsItsBound(t *testing.T) {
 	if want := map[string]int64{"bound": 11, "fast": 100}; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("scores %v, want %v", got, want)
 	}
-	if d := linkNote(state, "bound"); strings.Contains(d, "ranked as") {
-		t.Errorf("linkNote(bound) = %q: a lower bound must not be ranked as another link", d)
+	if d := linkNote(state, "bound"); strings.Contains(d, "ranked as") || !strings.Contains(d, "free of at least 11 Mbit/s") {
+		t.Errorf("linkNote(bound) = %q: a lower bound reads as one, and must not be ranked as another link", d)
 	}
 }
 
 func TestDescribeNoise(t *testing.T) {
 	_, state := scoreCycle(t, newPlugin(t, measuredAt.Add(time.Second)),
 		answerWithin(map[string][3]float64{"a": {98, 88, 108}, "b": {103, 93, 113}}), []fwk.NodeInfo{node("a"), node("b")})
-	want := "link: 98 Mbit/s free of 98 (ranked as 103: within the measurement's noise of a faster link), 78 below the 80 % target (use not measured, 0 counted for 0 pod(s) placed since the measurement)"
+	want := "link: 98 Mbit/s free of 98 Mbit/s, 78 Mbit/s of it below the 80 % fill target (use not measured; 0 Mbit/s counted for 0 pods placed since the measurement; ranked as 103 Mbit/s, within the measurement's noise of a faster link)"
 	if got := linkNote(state, "a"); got != want {
 		t.Errorf("linkNote(a) = %q, want %q", got, want)
 	}
