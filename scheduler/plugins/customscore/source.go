@@ -25,6 +25,10 @@ type source interface {
 	// simulation returns the cycle's simulation, or nil and why not (a
 	// placement.Fallback* reason), having logged it.
 	simulation(ctx context.Context, pod *v1.Pod) (*network.Simulation, string)
+	// held returns, without asking the simulator, the simulation the
+	// source holds at now for the cycle's Filter plugins, which run before
+	// PreScore; nil when it holds none young enough.
+	held(now time.Time) *network.Simulation
 	// run is the source's own goroutine until ctx ends: the prober of an
 	// open breaker, or the refresh loop.
 	run(ctx context.Context)
@@ -99,9 +103,9 @@ type perCycle struct {
 	// idle, when not 0, is how long the simulator may go unasked: the
 	// published status should say how it is now.
 	idle time.Duration
-	// maxAge bounds the age of the answer lastAnswer gives.
+	// maxAge bounds the age of the answer held gives.
 	maxAge time.Duration
-	// stamped is the last answer lastAnswer read the end of (DescribedUntil
+	// stamped is the last answer held read the end of (DescribedUntil
 	// parses the body: once per answer, not per cycle).
 	stamped atomic.Pointer[stampedAnswer]
 }
@@ -111,12 +115,12 @@ type stampedAnswer struct {
 	until time.Time
 }
 
-// lastAnswer is the newest answer the simulator gave, whoever asked (a
-// cycle, the keeper, the prober), when it is at most maxAge old: since it
+// held is the newest answer the simulator gave, whoever asked (a cycle,
+// the keeper, the prober), when it is at most maxAge old: since it
 // arrived, and since the end of what it describes, as Background mode ages
 // its simulation. PreScore asks anew in every cycle; a Filter plugin that
 // reads the network runs before it, and judges by this.
-func (s *perCycle) lastAnswer(now time.Time) *network.Simulation {
+func (s *perCycle) held(now time.Time) *network.Simulation {
 	seen := s.client.Observed()
 	if seen.Newest == nil {
 		return nil
@@ -279,6 +283,14 @@ func (b *background) simulation(ctx context.Context, pod *v1.Pod) (*network.Simu
 		return nil, placement.FallbackStale
 	}
 	return sim, ""
+}
+
+// held is the newest simulation, as a cycle would take it (newest), held
+// in memory. Background mode ages it by its own clock, the one its loop
+// stamps answers with, so now is not read.
+func (b *background) held(time.Time) *network.Simulation {
+	sim, _ := b.newest()
+	return sim
 }
 
 func (b *background) run(ctx context.Context) {

@@ -3,6 +3,7 @@ package customscore
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
@@ -26,7 +27,8 @@ func (f *fakeSource) simulation(context.Context, *v1.Pod) (*network.Simulation, 
 	f.asked++
 	return f.sim, f.fallback
 }
-func (f *fakeSource) run(ctx context.Context) { <-ctx.Done() }
+func (f *fakeSource) held(time.Time) *network.Simulation { return nil }
+func (f *fakeSource) run(ctx context.Context)            { <-ctx.Done() }
 
 // PreScore, Score and NormalizeScore over whatever the source gives, and
 // what the cycle leaves for the placement event.
