@@ -2,10 +2,11 @@
 // network simulator's scores: PreScore takes the cycle's simulation from
 // its source (asked in the cycle, or kept by a background loop), Score
 // reads a node's score × 1000, NormalizeScore maps the scores onto 0–100.
-// The simulator client is simclient; the arithmetic of scores is score;
-// what a cycle says about a placement is placement; the status it publishes is
-// written by publish, with the drifted pods drift lists. status.go is
-// where the plugin's state becomes that status.
+// The simulator client is simclient; the status it publishes is written
+// by publish, with the drifted pods drift lists, and status.go is where the
+// plugin's state becomes that status. What the profile's other plugins read
+// of it lives beside the plugins: the answer in network, the arithmetic of
+// scores in score, what a cycle says about a placement in placement.
 package customscore
 
 import (
