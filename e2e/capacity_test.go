@@ -29,8 +29,8 @@ const (
 )
 
 // countedFor reads what a placement event says was counted against the
-// node's link: "N counted for K pod(s)".
-var countedFor = regexp.MustCompile(`(\d+) counted for (\d+) pod\(s\)`)
+// node's link: "N Mbit/s counted for K pods".
+var countedFor = regexp.MustCompile(`(\d+) Mbit/s counted for (\d+) pods?\b`)
 
 // burstSpreadsOverLinks shapes the rigorous and the plain worker to
 // 100 Mbit/s each and, once both are measured at it, creates ten pods

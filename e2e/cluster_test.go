@@ -30,8 +30,7 @@ import (
 	"kns3.dev/kns3/scheduler/apis/config"
 	schedstatus "kns3.dev/kns3/scheduler/apis/status"
 	"kns3.dev/kns3/scheduler/plugins/custombind"
-	"kns3.dev/kns3/scheduler/plugins/customfilter"
-	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
+	"kns3.dev/kns3/scheduler/plugins/placement"
 	"kns3.dev/kns3/simulator/api"
 	"kns3.dev/kns3/test/pods"
 )
@@ -127,9 +126,9 @@ func newCluster(ctx context.Context, envCfg *envconf.Config, ns string) (*cluste
 			continue
 		}
 		switch {
-		case n.Labels[customfilter.LabelScheduler] == customfilter.ValueDisabled:
+		case n.Labels[placement.LabelScheduler] == placement.ValueDisabled:
 			c.disabled = n.Name
-		case n.Labels[customfilter.LabelCapability] == customfilter.ValueRigorous:
+		case n.Labels[placement.LabelCapability] == placement.ValueRigorous:
 			c.rigorous = n.Name
 		default:
 			c.plain = n.Name

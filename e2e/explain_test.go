@@ -22,7 +22,7 @@ import (
 	"kns3.dev/kns3/internal/conditions"
 	output "kns3.dev/kns3/kubectl-kns3/pkg/apis/output/v1alpha1"
 	kns3cmd "kns3.dev/kns3/kubectl-kns3/pkg/cmd"
-	"kns3.dev/kns3/scheduler/plugins/customfilter"
+	"kns3.dev/kns3/scheduler/plugins/placement"
 	"kns3.dev/kns3/test/pods"
 )
 
@@ -119,11 +119,11 @@ func TestPlacementExplained(t *testing.T) {
 					r.NormalizedScore == nil || *r.NormalizedScore != 100 || r.Rank != 1 {
 					t.Errorf("rigorous node row %+v: want pass, chosen, score 0.3, normalized 100 (the only candidate), rank 1", r)
 				}
-				if r := rowOf(e, c.plain); r.Filter != output.Reject || r.FilterReason != customfilter.ErrReasonNotRigorous || r.NormalizedScore != nil {
-					t.Errorf("plain node row %+v: want rejected with %q, not normalized", r, customfilter.ErrReasonNotRigorous)
+				if r := rowOf(e, c.plain); r.Filter != output.Reject || r.FilterReason != placement.ErrReasonNotRigorous || r.NormalizedScore != nil {
+					t.Errorf("plain node row %+v: want rejected with %q, not normalized", r, placement.ErrReasonNotRigorous)
 				}
-				if r := rowOf(e, c.disabled); r.Filter != output.Reject || r.FilterReason != customfilter.ErrReasonDisabled {
-					t.Errorf("disabled node row %+v: want rejected with %q", r, customfilter.ErrReasonDisabled)
+				if r := rowOf(e, c.disabled); r.Filter != output.Reject || r.FilterReason != placement.ErrReasonDisabled {
+					t.Errorf("disabled node row %+v: want rejected with %q", r, placement.ErrReasonDisabled)
 				}
 				if len(e.Nodes) != 4 {
 					t.Errorf("%d rows, want one per node (4)", len(e.Nodes))

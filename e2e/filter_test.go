@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 	"sigs.k8s.io/e2e-framework/pkg/features"
 
-	"kns3.dev/kns3/scheduler/plugins/customfilter"
+	"kns3.dev/kns3/scheduler/plugins/placement"
 	"kns3.dev/kns3/test/pods"
 )
 
@@ -39,7 +39,7 @@ func TestFilterExclusions(t *testing.T) {
 					name := fmt.Sprintf("pod-%d", i)
 					node := c.scheduled(name)
 					if node == c.disabled {
-						t.Errorf("%s landed on the %s=%s node %s", name, customfilter.LabelScheduler, customfilter.ValueDisabled, node)
+						t.Errorf("%s landed on the %s=%s node %s", name, placement.LabelScheduler, placement.ValueDisabled, node)
 					}
 					bound[name] = node
 				}
@@ -59,17 +59,17 @@ func TestFilterExclusions(t *testing.T) {
 				}
 				c.boundLogged(bound)
 
-				c.setNodeLabel(c.rigorous, customfilter.LabelCapability, "")
-				t.Cleanup(func() { c.setNodeLabel(c.rigorous, customfilter.LabelCapability, customfilter.ValueRigorous) })
-				c.awaitNodeLabel(c.rigorous, customfilter.LabelCapability, "")
+				c.setNodeLabel(c.rigorous, placement.LabelCapability, "")
+				t.Cleanup(func() { c.setNodeLabel(c.rigorous, placement.LabelCapability, placement.ValueRigorous) })
+				c.awaitNodeLabel(c.rigorous, placement.LabelCapability, "")
 				c.createPod(pods.Rigorous(st.MakePod().Name("rigorous-waits")))
 				msg := c.unschedulable("rigorous-waits")
-				if !strings.Contains(msg, customfilter.ErrReasonNotRigorous) {
-					t.Errorf("FailedScheduling message %q does not say %q", msg, customfilter.ErrReasonNotRigorous)
+				if !strings.Contains(msg, placement.ErrReasonNotRigorous) {
+					t.Errorf("FailedScheduling message %q does not say %q", msg, placement.ErrReasonNotRigorous)
 				}
 				t.Logf("rigorous-waits: %s", msg)
 				// Labeling the node again lets the waiting pod in.
-				c.setNodeLabel(c.rigorous, customfilter.LabelCapability, customfilter.ValueRigorous)
+				c.setNodeLabel(c.rigorous, placement.LabelCapability, placement.ValueRigorous)
 				if node := c.scheduled("rigorous-waits"); node != c.rigorous {
 					t.Errorf("rigorous-waits landed on %s after relabeling, want %s", node, c.rigorous)
 				}

@@ -14,7 +14,7 @@ import (
 	"kns3.dev/kns3/internal/conditions"
 	"kns3.dev/kns3/internal/kindenv"
 	kns3cmd "kns3.dev/kns3/kubectl-kns3/pkg/cmd"
-	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
+	"kns3.dev/kns3/scheduler/plugins/placement"
 )
 
 // explainOne prints `kubectl kns3 explain` for one bound pod of the

@@ -19,7 +19,7 @@ import (
 	"kns3.dev/kns3/internal/netshape"
 	"kns3.dev/kns3/scheduler/apis/config"
 	"kns3.dev/kns3/scheduler/apis/status"
-	"kns3.dev/kns3/scheduler/plugins/customscore/score"
+	"kns3.dev/kns3/scheduler/plugins/score"
 	"kns3.dev/kns3/simulator/api"
 )
 

@@ -18,8 +18,8 @@ import (
 	"kns3.dev/kns3/installclient"
 	"kns3.dev/kns3/internal/conditions"
 	"kns3.dev/kns3/scheduler/apis/config"
-	"kns3.dev/kns3/scheduler/plugins/customfilter"
-	"kns3.dev/kns3/scheduler/plugins/customscore/score"
+	"kns3.dev/kns3/scheduler/plugins/placement"
+	"kns3.dev/kns3/scheduler/plugins/score"
 )
 
 type podPlacement struct {
@@ -55,7 +55,7 @@ func waitPlacements(ctx context.Context, client kubernetes.Interface, ns string,
 	labels := map[string]string{}
 	for _, n := range nodes.Items {
 		var l []string
-		for _, k := range []string{customfilter.LabelScheduler, customfilter.LabelCapability, v1.LabelTopologyZone} {
+		for _, k := range []string{placement.LabelScheduler, placement.LabelCapability, v1.LabelTopologyZone} {
 			if v, ok := n.Labels[k]; ok {
 				l = append(l, k+"="+v)
 			}
@@ -65,7 +65,7 @@ func waitPlacements(ctx context.Context, client kubernetes.Interface, ns string,
 	var out []podPlacement
 	for i := range pods {
 		p := &pods[i]
-		pl := podPlacement{pod: p.Name, qos: p.Annotations[customfilter.AnnotationQoS], node: p.Spec.NodeName}
+		pl := podPlacement{pod: p.Name, qos: p.Annotations[placement.AnnotationQoS], node: p.Spec.NodeName}
 		if pl.node == "" {
 			pl.reason = conditions.UnschedulableMessage(p)
 		} else {

@@ -86,7 +86,8 @@ if [ "$steps" = all ] || [ "$steps" = performance ]; then
 echo "bench: 1/6 Go benchmarks of the scoring cycle and of the work beside it ($runs runs)"
 benchtime=1s; [ "$mode" = smoke ] && benchtime=1x
 go test -vet=off -run '^$' -bench . -benchmem -benchtime "$benchtime" -count "$runs" \
-  ./scheduler/plugins/customscore/... ./scheduler/plugins/networkcapacity/ | tee "$out/go-bench.txt" | grep -E '^(Benchmark|ok)'
+  ./scheduler/plugins/customscore/... ./scheduler/plugins/network/ ./scheduler/plugins/placement/ \
+  ./scheduler/plugins/networkcapacity/ | tee "$out/go-bench.txt" | grep -E '^(Benchmark|ok)'
 
 echo "bench: 2/6 scheduler_perf, label $label ($runs runs)"
 # One go test per test case: each writes its results as soon as it ends.

@@ -33,7 +33,7 @@ if ! command -v dockerd >/dev/null; then
   say "installing docker.io"
   apt_install docker.io
 fi
-# tool:package; tc, ip and nft shape a kind node's link (test/netshape).
+# tool:package; tc, ip and nft shape a kind node's link (internal/netshape).
 for pair in debootstrap:debootstrap tar:tar tc:iproute2 nft:nftables nsenter:util-linux; do
   tool=${pair%%:*} pkg=${pair#*:}
   if ! PATH="$PATH:/usr/sbin:/sbin" command -v "$tool" >/dev/null; then

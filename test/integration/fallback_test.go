@@ -12,7 +12,7 @@ import (
 
 	"kns3.dev/kns3/scheduler/plugins"
 	"kns3.dev/kns3/scheduler/plugins/customscore"
-	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
+	"kns3.dev/kns3/scheduler/plugins/placement"
 )
 
 // Case 4: with the simulator stopped pods still schedule, every node scoring

@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	st "k8s.io/kubernetes/pkg/scheduler/testing"
 
-	"kns3.dev/kns3/scheduler/plugins/customfilter"
+	"kns3.dev/kns3/scheduler/plugins/placement"
 	"kns3.dev/kns3/test/pods"
 )
 
@@ -38,8 +38,8 @@ func TestDisabledNodeGetsNoPods(t *testing.T) {
 	}
 	// The only node left is disabled: the pod waits, and the event says why.
 	c.createPod(t, st.MakePod().Name("pinned").NodeSelector(map[string]string{labelHost: "disabled"}))
-	if msg := c.unschedulable(t, "pinned"); !strings.Contains(msg, customfilter.ErrReasonDisabled) {
-		t.Errorf("FailedScheduling message %q does not say %q", msg, customfilter.ErrReasonDisabled)
+	if msg := c.unschedulable(t, "pinned"); !strings.Contains(msg, placement.ErrReasonDisabled) {
+		t.Errorf("FailedScheduling message %q does not say %q", msg, placement.ErrReasonDisabled)
 	}
 }
 
@@ -53,7 +53,7 @@ func TestRigorousPodsNeedRigorousNodes(t *testing.T) {
 	)
 	c.createPod(t, pods.Rigorous(st.MakePod().Name("rigorous-0")))
 	msg := c.unschedulable(t, "rigorous-0")
-	for _, want := range []string{customfilter.ErrReasonNotRigorous, customfilter.ErrReasonDisabled} {
+	for _, want := range []string{placement.ErrReasonNotRigorous, placement.ErrReasonDisabled} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("FailedScheduling message %q does not say %q", msg, want)
 		}
@@ -87,7 +87,7 @@ func TestRigorousAnnotationRemovedRequeues(t *testing.T) {
 	)
 	c.createPod(t, pods.Rigorous(st.MakePod().Name("was-rigorous")))
 	c.unschedulable(t, "was-rigorous")
-	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:null}}}`, customfilter.AnnotationQoS)
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:null}}}`, placement.AnnotationQoS)
 	if _, err := c.client.CoreV1().Pods(c.ns).Patch(context.Background(), "was-rigorous", types.MergePatchType,
 		[]byte(patch), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)

@@ -21,7 +21,7 @@ import (
 	"kns3.dev/kns3/scheduler/apis/config"
 	"kns3.dev/kns3/scheduler/plugins"
 	"kns3.dev/kns3/scheduler/plugins/customscore"
-	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
+	"kns3.dev/kns3/scheduler/plugins/placement"
 	"kns3.dev/kns3/test/perf/reliability"
 )
 

@@ -13,13 +13,13 @@ import (
 	st "k8s.io/kubernetes/pkg/scheduler/testing"
 
 	"kns3.dev/kns3/scheduler/plugins"
-	"kns3.dev/kns3/scheduler/plugins/customfilter"
+	"kns3.dev/kns3/scheduler/plugins/placement"
 )
 
 // Rigorous annotates the pod kns-3-scheduler/qos=rigorous: CustomFilterPlugin
 // lets it only onto capability=rigorous nodes.
 func Rigorous(p *st.PodWrapper) *st.PodWrapper {
-	return p.Annotation(customfilter.AnnotationQoS, customfilter.ValueRigorous)
+	return p.Annotation(placement.AnnotationQoS, placement.ValueRigorous)
 }
 
 // ForProfile completes a pod built with st.MakePod() for the suites: it goes

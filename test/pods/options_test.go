@@ -9,7 +9,7 @@ import (
 	st "k8s.io/kubernetes/pkg/scheduler/testing"
 
 	"kns3.dev/kns3/scheduler/plugins"
-	"kns3.dev/kns3/scheduler/plugins/customfilter"
+	"kns3.dev/kns3/scheduler/plugins/placement"
 )
 
 const required = st.PodAffinityWithRequiredReq
@@ -52,8 +52,8 @@ func sameTerms(t *testing.T, what string, got, want []v1.PodAffinityTerm) {
 
 func TestRigorousAndForProfile(t *testing.T) {
 	p := ForProfile(Rigorous(st.MakePod().Name("r")), "ns", "img").Obj()
-	if got := p.Annotations[customfilter.AnnotationQoS]; got != customfilter.ValueRigorous {
-		t.Errorf("QoS annotation = %q, want %q", got, customfilter.ValueRigorous)
+	if got := p.Annotations[placement.AnnotationQoS]; got != placement.ValueRigorous {
+		t.Errorf("QoS annotation = %q, want %q", got, placement.ValueRigorous)
 	}
 	if p.Namespace != "ns" || p.Spec.SchedulerName != plugins.ProfileName {
 		t.Errorf("namespace %q scheduler %q, want ns and %s", p.Namespace, p.Spec.SchedulerName, plugins.ProfileName)

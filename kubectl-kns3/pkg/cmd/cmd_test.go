@@ -20,7 +20,7 @@ import (
 	"kns3.dev/kns3/installclient"
 	output "kns3.dev/kns3/kubectl-kns3/pkg/apis/output/v1alpha1"
 	schedstatus "kns3.dev/kns3/scheduler/apis/status"
-	"kns3.dev/kns3/scheduler/plugins/customfilter"
+	"kns3.dev/kns3/scheduler/plugins/placement"
 )
 
 // now is the tests' clock.
@@ -71,7 +71,7 @@ func event(pod *v1.Pod, name, reason, reporter, msg string, at time.Time) *v1.Ev
 }
 
 func cluster(objs ...runtime.Object) []runtime.Object {
-	disabled := st.MakeNode().Name("off").Label(customfilter.LabelScheduler, customfilter.ValueDisabled).Obj()
+	disabled := st.MakeNode().Name("off").Label(placement.LabelScheduler, placement.ValueDisabled).Obj()
 	return append([]runtime.Object{st.MakeNode().Name("a").Obj(), st.MakeNode().Name("b").Obj(), disabled}, objs...)
 }
 
@@ -129,7 +129,7 @@ func TestExplain(t *testing.T) {
 			objs: objs, args: []string{"explain", "web", "-n", "ns"},
 			wantOut: []string{"Pod ns/web (scheduler kns-3-scheduler) is on a.", "Placement event: Network-aware: a has simulator score 0.900",
 				"Simulation: received by the scheduler 3s ago; source \"test\", sampled 2026-11-30T09:59:30Z over a 30s window; normalization MinMax.",
-				"off", customfilter.ErrReasonDisabled},
+				"off", placement.ErrReasonDisabled},
 		},
 		{
 			name: "JSON output",
@@ -171,7 +171,7 @@ func TestExplain(t *testing.T) {
 			objs: cluster(append(base, published(func(d *schedstatus.ProfileStatus) {
 				d.Simulator = schedstatus.Simulator{LastFailure: now, LastError: "timeout"}
 			}))...), args: []string{"explain", "web", "-n", "ns"},
-			wantOut:  []string{"Simulation: none (the scheduler holds no simulation yet: timeout)", customfilter.ErrReasonDisabled},
+			wantOut:  []string{"Simulation: none (the scheduler holds no simulation yet: timeout)", placement.ErrReasonDisabled},
 			wantWarn: "is down (timeout)",
 		},
 		{

@@ -12,8 +12,8 @@ import (
 
 	output "kns3.dev/kns3/kubectl-kns3/pkg/apis/output/v1alpha1"
 	"kns3.dev/kns3/scheduler/apis/status"
-	"kns3.dev/kns3/scheduler/plugins/customfilter"
-	"kns3.dev/kns3/scheduler/plugins/customscore/score"
+	"kns3.dev/kns3/scheduler/plugins/placement"
+	"kns3.dev/kns3/scheduler/plugins/score"
 )
 
 func node(name string, labels map[string]string, taints ...v1.Taint) v1.Node {
@@ -58,8 +58,8 @@ func short(rows []output.Row) []row {
 }
 
 var (
-	disabled     = map[string]string{customfilter.LabelScheduler: customfilter.ValueDisabled}
-	rigorous     = map[string]string{customfilter.LabelCapability: customfilter.ValueRigorous}
+	disabled     = map[string]string{placement.LabelScheduler: placement.ValueDisabled}
+	rigorous     = map[string]string{placement.LabelCapability: placement.ValueRigorous}
 	controlPlane = v1.Taint{Key: "node-role.kubernetes.io/control-plane", Effect: v1.TaintEffectNoSchedule}
 	// The demo's cluster: worker is best but disabled, worker2 is
 	// rigorous, the control plane is tainted.
@@ -75,7 +75,7 @@ var (
 func TestBuild(t *testing.T) {
 	plain := st.MakePod().Namespace("ns").Name("p").SchedulerName("kns-3-scheduler").Node("worker2").Obj()
 	rigorousPod := st.MakePod().Namespace("ns").Name("r").SchedulerName("kns-3-scheduler").
-		Annotation(customfilter.AnnotationQoS, customfilter.ValueRigorous).Obj()
+		Annotation(placement.AnnotationQoS, placement.ValueRigorous).Obj()
 	for _, tc := range []struct {
 		name     string
 		in       Input
@@ -92,7 +92,7 @@ func TestBuild(t *testing.T) {
 				{"cp", output.Pass, -1, -1, 0, false},
 				{"worker", output.Reject, 0.95, -1, 0, false},
 			},
-			reasons: map[string]string{"worker": customfilter.ErrReasonDisabled, "cp": "untolerated taint node-role.kubernetes.io/control-plane"},
+			reasons: map[string]string{"worker": placement.ErrReasonDisabled, "cp": "untolerated taint node-role.kubernetes.io/control-plane"},
 		},
 		{
 			name: "rigorous pod: only the rigorous node passes, and as the only candidate it gets 100",
@@ -103,7 +103,7 @@ func TestBuild(t *testing.T) {
 				{"worker", output.Reject, 0.95, -1, 0, false},
 				{"worker3", output.Reject, 0.40, -1, 0, false},
 			},
-			reasons: map[string]string{"worker3": customfilter.ErrReasonNotRigorous},
+			reasons: map[string]string{"worker3": placement.ErrReasonNotRigorous},
 		},
 		{
 			name: "an unscored candidate scores 0 and takes part in the normalization",
@@ -197,7 +197,7 @@ func TestPrint(t *testing.T) {
 		"Pod ns/r (scheduler kns-3-scheduler) is pending.",
 		"Last FailedScheduling: 0/4 nodes are available",
 		`Simulation: received by the scheduler 12s ago; source "test" over a 30s window; normalization MinMax.`,
-		"NODE", "worker2   pass", "0.707", customfilter.ErrReasonDisabled,
+		"NODE", "worker2   pass", "0.707", placement.ErrReasonDisabled,
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())

@@ -23,7 +23,7 @@ import (
 	"kns3.dev/kns3/kubectl-kns3/pkg/explain"
 	"kns3.dev/kns3/kubectl-kns3/pkg/safetext"
 	schedstatus "kns3.dev/kns3/scheduler/apis/status"
-	"kns3.dev/kns3/scheduler/plugins/customscore/score"
+	"kns3.dev/kns3/scheduler/plugins/score"
 )
 
 // Build summarizes in, at now, with its placement events.

@@ -1,11 +1,13 @@
 // Package custombind implements CustomBindPlugin, which records each binding
 // made by the kns-3-scheduler profile: a line in the scheduler's log and a
-// placement event on the pod saying why the node was chosen.
+// placement event on the pod saying why the node was chosen. It reads the
+// event from placement alone: the cycle CustomScorePlugin's PreScore left
+// in the cycle state and the notes the profile's plugins left on the node
+// (placement.Notes), so it imports no other plugin.
 package custombind
 
 import (
 	"context"
-	"slices"
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
@@ -13,11 +15,9 @@ import (
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
-	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 
 	"kns3.dev/kns3/scheduler/apis/status"
-	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
-	"kns3.dev/kns3/scheduler/plugins/networkcapacity"
+	"kns3.dev/kns3/scheduler/plugins/placement"
 )
 
 // Name is the name of the plugin used in the plugin registry and configurations.
@@ -46,12 +46,6 @@ type CustomBind struct {
 	scores     bool
 }
 
-// pluginLister is the scheduler's framework, which lists each extension
-// point's plugins once it is built (after the plugins are made).
-type pluginLister interface {
-	ListPlugins() *config.Plugins
-}
-
 var _ fwk.PostBindPlugin = &CustomBind{}
 
 // New initializes the plugin. It takes no arguments.
@@ -70,12 +64,8 @@ func (pl *CustomBind) Name() string { return Name }
 // PreScore; true when the handle cannot tell (a test's).
 func (pl *CustomBind) profileScores() bool {
 	pl.scoresOnce.Do(func() {
-		pl.scores = true
-		if l, ok := pl.handle.(pluginLister); ok {
-			if ps := l.ListPlugins(); ps != nil {
-				pl.scores = slices.ContainsFunc(ps.PreScore.Enabled, func(p config.Plugin) bool { return p.Name == placement.ScorePlugin })
-			}
-		}
+		runs, known := placement.Runs(pl.handle, "PreScore", placement.ScorePlugin)
+		pl.scores = runs || !known
 	})
 	return pl.scores
 }
@@ -83,11 +73,12 @@ func (pl *CustomBind) profileScores() bool {
 // PostBind logs the binding at verbosity 1, structured with pod and node,
 // and records the placement event: the node's simulator score and rank
 // among the feasible nodes and the best alternative, from the scheduling
-// cycle's state, or why the cycle fell back. One event per bound pod.
+// cycle's state, or why the cycle fell back, and what the profile's
+// plugins noted of the node (placement.Notes). One event per bound pod.
 func (pl *CustomBind) PostBind(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodeName string) {
 	logger := klog.FromContext(ctx)
 	p := placement.FromCycleState(state, pod, nodeName)
-	p.Link = networkcapacity.Describe(state, nodeName)
+	p.Notes = placement.Notes(state, nodeName)
 	if p.Fallback == placement.FallbackSingleNode && !pl.profileScores() {
 		// No cycle of this profile holds network scores: saying the node
 		// was the only feasible one would be a guess.

@@ -15,7 +15,7 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	st "k8s.io/kubernetes/pkg/scheduler/testing"
 
-	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
+	"kns3.dev/kns3/scheduler/plugins/placement"
 )
 
 // recorderHandle is a framework handle that has only an event recorder.
@@ -101,6 +101,39 @@ func TestPostBindReadsTheScoringCycle(t *testing.T) {
 	want := placement.NetworkAwarePrefix + "node-a has simulator score 0.400, rank 2 of 2 feasible nodes; best alternative node-b (0.900)"
 	if e := <-recorder.Events; !strings.HasSuffix(e, want) {
 		t.Errorf("event %q, want it to end %q", e, want)
+	}
+}
+
+// linkNote is a plugin's note on the nodes, as NetworkCapacity leaves one.
+type linkNote map[string]string
+
+func (n linkNote) Clone() fwk.StateData        { return n }
+func (n linkNote) NodeNote(node string) string { return n[node] }
+
+const linkNoteKey fwk.StateKey = "TestPlugin/links"
+
+func init() { placement.RegisterNote(linkNoteKey) }
+
+// TestPostBindAddsThePluginsNotes: the event says what the profile's
+// plugins noted of the node the pod went to, and nothing of other nodes.
+func TestPostBindAddsThePluginsNotes(t *testing.T) {
+	recorder := events.NewFakeRecorder(2)
+	ctx := context.Background()
+	pl, err := New(ctx, nil, recorderHandle{recorder: recorder})
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := framework.NewCycleState()
+	placement.Write(state, &placement.Cycle{Feasible: []string{"node-a", "node-b"}, Scores: map[string]int64{"node-a": 900, "node-b": 400}})
+	state.Write(linkNoteKey, linkNote{"node-a": "link: 70 Mbit/s free"})
+	for _, node := range []string{"node-a", "node-b"} {
+		pl.(fwk.PostBindPlugin).PostBind(ctx, state, st.MakePod().Namespace("ns").Name("web-0").Obj(), node)
+	}
+	if e := <-recorder.Events; !strings.HasSuffix(e, "best alternative node-b (0.400); link: 70 Mbit/s free") {
+		t.Errorf("event on node-a %q, want it to end with node-a's note", e)
+	}
+	if e := <-recorder.Events; strings.Contains(e, "link: ") {
+		t.Errorf("event on node-b %q names a link the note says nothing of", e)
 	}
 }
 

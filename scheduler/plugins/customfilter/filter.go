@@ -1,6 +1,8 @@
 // Package customfilter implements CustomFilterPlugin, which keeps pods off
 // nodes an operator has excluded from KNS-3 and keeps "rigorous" pods on
-// nodes that declare the capability.
+// nodes that declare the capability. The rule itself, with its labels,
+// annotation and reasons, is placement's (placement.Rejection): drift and
+// kubectl kns3 judge nodes by it too, without this plugin.
 package customfilter
 
 import (
@@ -12,32 +14,16 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
+
+	"kns3.dev/kns3/scheduler/plugins/placement"
 )
 
 // Name is the name of the plugin used in the plugin registry and configurations.
 const Name = "CustomFilterPlugin"
 
-const (
-	// LabelScheduler set to ValueDisabled on a node excludes it from KNS-3 scheduling.
-	LabelScheduler = "scheduler"
-	// ValueDisabled is the value of LabelScheduler that excludes a node.
-	ValueDisabled = "disabled"
-	// LabelCapability set to ValueRigorous marks a node fit for rigorous pods.
-	LabelCapability = "capability"
-	// AnnotationQoS set to ValueRigorous asks for a node with LabelCapability=rigorous.
-	AnnotationQoS = "kns-3-scheduler/qos"
-	// ValueRigorous is the QoS class and the capability that goes with it.
-	ValueRigorous = "rigorous"
-
-	// ErrReasonDisabled is reported for nodes labeled scheduler=disabled.
-	ErrReasonDisabled = "node(s) had label scheduler=disabled"
-	// ErrReasonNotRigorous is reported for nodes a rigorous pod cannot use.
-	ErrReasonNotRigorous = "node(s) didn't have label capability=rigorous required by pod annotation kns-3-scheduler/qos=rigorous"
-
-	// qosSignerName names the sign fragment holding the pod's QoS annotation,
-	// following the naming rule in k8s.io/kube-scheduler/framework.SignFragment.
-	qosSignerName = "v1.Pod.Annotations[kns-3-scheduler/qos]"
-)
+// qosSignerName names the sign fragment holding the pod's QoS annotation,
+// following the naming rule in k8s.io/kube-scheduler/framework.SignFragment.
+const qosSignerName = "v1.Pod.Annotations[" + placement.AnnotationQoS + "]"
 
 // CustomFilter is the CustomFilterPlugin. It is stateless.
 type CustomFilter struct{}
@@ -62,33 +48,17 @@ func (pl *CustomFilter) Name() string { return Name }
 // specification asks for Unschedulable, and a label can change at any time.
 func (pl *CustomFilter) Filter(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, nodeInfo fwk.NodeInfo) *fwk.Status {
 	node := nodeInfo.Node()
-	if reason := Rejection(pod, node); reason != "" {
+	if reason := placement.Rejection(pod, node); reason != "" {
 		klog.FromContext(ctx).V(5).Info("Node rejected", "plugin", Name, "pod", klog.KObj(pod), "node", klog.KObj(node), "reason", reason)
 		return fwk.NewStatus(fwk.Unschedulable, reason)
 	}
 	return nil
 }
 
-// Rejection returns why the filter keeps pod off node, or "" when it lets
-// the pod through: the rule Filter applies, for callers that explain it.
-func Rejection(pod *v1.Pod, node *v1.Node) string {
-	if node.Labels[LabelScheduler] == ValueDisabled {
-		return ErrReasonDisabled
-	}
-	if wantsRigorous(pod) && node.Labels[LabelCapability] != ValueRigorous {
-		return ErrReasonNotRigorous
-	}
-	return ""
-}
-
-func wantsRigorous(pod *v1.Pod) bool {
-	return pod.Annotations[AnnotationQoS] == ValueRigorous
-}
-
 // SignPod lets pods with the same QoS annotation share a batched result: the
 // verdict depends on nothing else of the pod.
 func (pl *CustomFilter) SignPod(_ context.Context, pod *v1.Pod) ([]fwk.SignFragment, *fwk.Status) {
-	return []fwk.SignFragment{{Key: qosSignerName, Value: pod.Annotations[AnnotationQoS]}}, nil
+	return []fwk.SignFragment{{Key: qosSignerName, Value: pod.Annotations[placement.AnnotationQoS]}}, nil
 }
 
 // EventsToRegister returns the events that may turn a rejection into a fit:
@@ -109,7 +79,7 @@ func (pl *CustomFilter) isSchedulableAfterPodChange(logger klog.Logger, pod *v1.
 	if err != nil {
 		return fwk.Queue, err
 	}
-	if wantsRigorous(oldPod) && !wantsRigorous(newPod) {
+	if placement.WantsRigorous(oldPod) && !placement.WantsRigorous(newPod) {
 		logger.V(5).Info("Pod no longer asks for a rigorous node, it may be schedulable", "plugin", Name, "pod", klog.KObj(newPod))
 		return fwk.Queue, nil
 	}
@@ -123,11 +93,11 @@ func (pl *CustomFilter) isSchedulableAfterNodeChange(logger klog.Logger, pod *v1
 	if err != nil {
 		return fwk.Queue, err
 	}
-	if Rejection(pod, newNode) != "" {
+	if placement.Rejection(pod, newNode) != "" {
 		logger.V(5).Info("Node changed but still rejects the pod", "plugin", Name, "pod", klog.KObj(pod), "node", klog.KObj(newNode))
 		return fwk.QueueSkip, nil
 	}
-	if oldNode != nil && Rejection(pod, oldNode) == "" {
+	if oldNode != nil && placement.Rejection(pod, oldNode) == "" {
 		// The node already passed; its label change cannot be what the pod waits for.
 		return fwk.QueueSkip, nil
 	}
@@ -137,8 +107,8 @@ func (pl *CustomFilter) isSchedulableAfterNodeChange(logger klog.Logger, pod *v1
 
 // as converts a queueing hint's objects to T, unwrapping a deleted object
 // whose final state is unknown; a nil object stays T's zero value. It is
-// upstream's util.As, here so that the readers of Rejection (kubectl kns3)
-// do not link k8s.io/kubernetes and its feature gates.
+// upstream's util.As, copied so that the plugin does not link upstream's
+// scheduler utilities and, with them, its feature gates.
 func as[T any](oldObj, newObj any) (T, T, error) {
 	var oldT, newT T
 	if newObj != nil {

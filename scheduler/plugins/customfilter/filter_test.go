@@ -12,12 +12,14 @@ import (
 	st "k8s.io/kubernetes/pkg/scheduler/testing"
 	"k8s.io/kubernetes/pkg/scheduler/util"
 	"k8s.io/kubernetes/test/utils/ktesting"
+
+	"kns3.dev/kns3/scheduler/plugins/placement"
 )
 
 var (
 	plainPod    = st.MakePod().Name("plain").Obj()
-	rigorousPod = withAnnotation(st.MakePod().Name("rigorous").Obj(), AnnotationQoS, ValueRigorous)
-	relaxedPod  = withAnnotation(st.MakePod().Name("relaxed").Obj(), AnnotationQoS, "relaxed")
+	rigorousPod = withAnnotation(st.MakePod().Name("rigorous").Obj(), placement.AnnotationQoS, placement.ValueRigorous)
+	relaxedPod  = withAnnotation(st.MakePod().Name("relaxed").Obj(), placement.AnnotationQoS, "relaxed")
 )
 
 func withAnnotation(p *v1.Pod, k, v string) *v1.Pod {
@@ -39,16 +41,16 @@ func TestFilter(t *testing.T) {
 		want *fwk.Status
 	}{
 		{"plain pod, plain node", plainPod, node(nil), nil},
-		{"plain pod, disabled node", plainPod, node(map[string]string{"scheduler": "disabled"}), fwk.NewStatus(fwk.Unschedulable, ErrReasonDisabled)},
+		{"plain pod, disabled node", plainPod, node(map[string]string{"scheduler": "disabled"}), fwk.NewStatus(fwk.Unschedulable, placement.ErrReasonDisabled)},
 		{"plain pod, scheduler=enabled", plainPod, node(map[string]string{"scheduler": "enabled"}), nil},
 		{"plain pod, rigorous node", plainPod, node(map[string]string{"capability": "rigorous"}), nil},
 		{"rigorous pod, rigorous node", rigorousPod, node(map[string]string{"capability": "rigorous"}), nil},
-		{"rigorous pod, plain node", rigorousPod, node(nil), fwk.NewStatus(fwk.Unschedulable, ErrReasonNotRigorous)},
-		{"rigorous pod, other capability", rigorousPod, node(map[string]string{"capability": "gpu"}), fwk.NewStatus(fwk.Unschedulable, ErrReasonNotRigorous)},
-		{"rigorous pod, label value case differs", rigorousPod, node(map[string]string{"capability": "Rigorous"}), fwk.NewStatus(fwk.Unschedulable, ErrReasonNotRigorous)},
-		{"rigorous pod, disabled rigorous node", rigorousPod, node(map[string]string{"capability": "rigorous", "scheduler": "disabled"}), fwk.NewStatus(fwk.Unschedulable, ErrReasonDisabled)},
+		{"rigorous pod, plain node", rigorousPod, node(nil), fwk.NewStatus(fwk.Unschedulable, placement.ErrReasonNotRigorous)},
+		{"rigorous pod, other capability", rigorousPod, node(map[string]string{"capability": "gpu"}), fwk.NewStatus(fwk.Unschedulable, placement.ErrReasonNotRigorous)},
+		{"rigorous pod, label value case differs", rigorousPod, node(map[string]string{"capability": "Rigorous"}), fwk.NewStatus(fwk.Unschedulable, placement.ErrReasonNotRigorous)},
+		{"rigorous pod, disabled rigorous node", rigorousPod, node(map[string]string{"capability": "rigorous", "scheduler": "disabled"}), fwk.NewStatus(fwk.Unschedulable, placement.ErrReasonDisabled)},
 		{"other qos value, plain node", relaxedPod, node(nil), nil},
-		{"rigorous as label not annotation", st.MakePod().Name("l").Label(AnnotationQoS, ValueRigorous).Obj(), node(nil), nil},
+		{"rigorous as label not annotation", st.MakePod().Name("l").Label(placement.AnnotationQoS, placement.ValueRigorous).Obj(), node(nil), nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -114,7 +116,7 @@ func TestEventsToRegister(t *testing.T) {
 }
 
 func TestIsSchedulableAfterPodChange(t *testing.T) {
-	relabeled := withAnnotation(st.MakePod().Name("p").Obj(), AnnotationQoS, ValueRigorous)
+	relabeled := withAnnotation(st.MakePod().Name("p").Obj(), placement.AnnotationQoS, placement.ValueRigorous)
 	relabeled.Labels = map[string]string{"app": "x"}
 	tests := []struct {
 		name     string
@@ -123,7 +125,7 @@ func TestIsSchedulableAfterPodChange(t *testing.T) {
 		wantErr  bool
 	}{
 		{"rigorous annotation removed", rigorousPod, plainPod, fwk.Queue, false},
-		{"rigorous annotation changed", rigorousPod, withAnnotation(st.MakePod().Name("p").Obj(), AnnotationQoS, "relaxed"), fwk.Queue, false},
+		{"rigorous annotation changed", rigorousPod, withAnnotation(st.MakePod().Name("p").Obj(), placement.AnnotationQoS, "relaxed"), fwk.Queue, false},
 		{"rigorous pod, other change", rigorousPod, relabeled, fwk.QueueSkip, false},
 		{"rigorous annotation added", plainPod, rigorousPod, fwk.QueueSkip, false},
 		{"plain pod, other change", plainPod, plainPod, fwk.QueueSkip, false},
@@ -156,7 +158,7 @@ func TestSignPod(t *testing.T) {
 	if cmp.Equal(sign(plainPod), sign(rigorousPod)) {
 		t.Error("pods with and without the rigorous annotation must not share a signature")
 	}
-	other := withAnnotation(st.MakePod().Name("other").Obj(), AnnotationQoS, ValueRigorous)
+	other := withAnnotation(st.MakePod().Name("other").Obj(), placement.AnnotationQoS, placement.ValueRigorous)
 	if !cmp.Equal(sign(rigorousPod), sign(other)) {
 		t.Error("two rigorous pods must share a signature")
 	}

@@ -3,7 +3,6 @@ package customscore
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -11,10 +10,9 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
-	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 
 	apiconfig "kns3.dev/kns3/scheduler/apis/config"
-	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
+	"kns3.dev/kns3/scheduler/plugins/placement"
 )
 
 // Opportunistic batching (KEP-5598, on by default in Kubernetes v1.37)
@@ -92,12 +90,6 @@ type batching struct {
 	now    func() time.Time
 }
 
-// pluginLister is the scheduler's framework, which lists each extension
-// point's plugins once it is built (after the plugins are made).
-type pluginLister interface {
-	ListPlugins() *config.Plugins
-}
-
 // signs reports whether the plugin signs pods in this profile: in
 // Background mode, when the profile runs its PreFilter. A handle that
 // cannot tell (a test's) counts as without.
@@ -106,11 +98,8 @@ func (pl *CustomScore) signs() bool {
 		if pl.args.RefreshMode != apiconfig.RefreshBackground {
 			return
 		}
-		if l, ok := pl.handle.(pluginLister); ok {
-			if ps := l.ListPlugins(); ps != nil {
-				pl.batch.on = slices.ContainsFunc(ps.PreFilter.Enabled, func(p config.Plugin) bool { return p.Name == Name })
-			}
-		}
+		runs, known := placement.Runs(pl.handle, "PreFilter", Name)
+		pl.batch.on = runs && known
 	})
 	return pl.batch.on
 }
@@ -135,48 +124,19 @@ func (pl *CustomScore) SignPod(_ context.Context, pod *v1.Pod) ([]fwk.SignFragme
 	return nil, nil
 }
 
-// PreFilter, in Background mode, marks the cycle's state, so that
-// PreScore can tell a re-score inside a batch (which runs on a copy) from
-// a cycle of its own; leaves the simulation it holds for the profile's
-// Filter plugins that read the network (NetworkCapacity's); and leaves the
-// ranking a batch may reuse, for the placement event: a cycle that scores
-// replaces it. In PerCycle mode it leaves only the last answer, when young
-// enough, for those Filter plugins. It never rejects a pod.
-func (pl *CustomScore) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
-	if pc, ok := pl.source.(*perCycle); ok {
-		// PerCycle asks in PreScore, after Filter: a filter reading the
-		// network judges by the last answer, if young enough. No batching.
-		if sim := pc.lastAnswer(pl.batch.now()); sim != nil {
-			placement.WriteHeld(state, sim)
-		}
-		return nil, nil
-	}
-	if pl.args.RefreshMode != apiconfig.RefreshBackground || pod.Spec.SchedulingGroup != nil {
-		return nil, nil
-	}
-	state.Write(markKey, &mark{})
-	// The Background source holds its newest simulation in memory: no request.
-	if b, ok := pl.source.(*background); ok {
-		if sim, _ := b.newest(); sim != nil {
-			placement.WriteHeld(state, sim)
-		}
-	}
+// markCycle marks the cycle's own state, so that PreScore can tell a
+// re-score inside a batch, which runs on a copy, from a cycle of its own.
+func markCycle(state fwk.CycleState) { state.Write(markKey, &mark{}) }
+
+// offerRanking leaves in state the ranking of the last cycle that scored
+// in full, while a batch may still reuse it, for the placement event: the
+// cycle replaces it if it scores for itself.
+func (pl *CustomScore) offerRanking(state fwk.CycleState) {
 	if r := pl.batch.ranked.Load(); r != nil && pl.batch.now().Sub(r.at) <= reuseWindow {
 		c := *r.cycle
 		c.Reuse = &placement.Reuse{}
 		placement.Write(state, &c)
 	}
-	return nil, nil
-}
-
-// PreFilterExtensions returns nil: the plugin keeps no per-node state.
-func (pl *CustomScore) PreFilterExtensions() fwk.PreFilterExtensions { return nil }
-
-// EventsToRegister returns no event: the plugin never rejects a pod, so no
-// event can make one schedulable. (Without it the scheduler would register
-// every event for the plugin's PreFilter.)
-func (pl *CustomScore) EventsToRegister(_ context.Context) ([]fwk.ClusterEventWithHint, error) {
-	return nil, nil
 }
 
 // rescoring reports whether PreScore runs on a copy of the cycle's state:

@@ -14,7 +14,9 @@ import (
 	st "k8s.io/kubernetes/pkg/scheduler/testing"
 	"k8s.io/kubernetes/test/utils/ktesting"
 
-	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
+	"kns3.dev/kns3/scheduler/plugins/placement"
+
+	"kns3.dev/kns3/scheduler/plugins/network"
 )
 
 // listingHandle is a profile's framework that lists the plugins it runs
@@ -199,7 +201,7 @@ func TestPreFilterHoldsTheSimulation(t *testing.T) {
 		if _, s := pl.PreFilter(ctx, state, pod, nodes); !s.IsSuccess() {
 			t.Fatalf("PreFilter: %v", s)
 		}
-		if sim := placement.Held(state); sim != nil {
+		if sim := network.Held(state); sim != nil {
 			return &placement.Cycle{Scores: sim.Scores}
 		}
 		return nil

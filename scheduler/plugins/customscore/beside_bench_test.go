@@ -27,8 +27,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"kns3.dev/kns3/scheduler/apis/status"
-	"kns3.dev/kns3/scheduler/plugins/customscore/internal/simtest"
 	"kns3.dev/kns3/scheduler/plugins/customscore/publish"
+	"kns3.dev/kns3/scheduler/plugins/internal/simtest"
 )
 
 // What runs beside the scheduling loop, on the leader, at the sizes the

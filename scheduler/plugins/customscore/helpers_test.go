@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"kns3.dev/kns3/scheduler/plugins/customscore/internal/simtest"
+	"kns3.dev/kns3/scheduler/plugins/internal/simtest"
 )
 
 func TestMain(m *testing.M) {

@@ -14,8 +14,9 @@ import (
 	st "k8s.io/kubernetes/pkg/scheduler/testing"
 
 	"kns3.dev/kns3/scheduler/plugins/customscore/breaker"
-	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
 	"kns3.dev/kns3/scheduler/plugins/customscore/simclient"
+	"kns3.dev/kns3/scheduler/plugins/network"
+	"kns3.dev/kns3/scheduler/plugins/placement"
 )
 
 // switchableServer answers goodBody, 503 or never, as mode says.
@@ -256,7 +257,7 @@ func TestBackgroundKeepsTheNewestAnswer(t *testing.T) {
 	if sim, age := r.newest(); sim != nil || age != -1 {
 		t.Fatalf("newest() before any answer = %v, %v", sim, age)
 	}
-	older, newer := &simclient.Simulation{}, &simclient.Simulation{}
+	older, newer := &network.Simulation{}, &network.Simulation{}
 	r.take(simclient.Result{Seq: 2, Sim: newer})
 	r.take(simclient.Result{Seq: 1, Sim: older}) // late answer to an earlier request
 	r.take(simclient.Result{Seq: 3, Err: context.DeadlineExceeded})

@@ -3,13 +3,14 @@ package customscore
 import (
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"testing"
 
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	st "k8s.io/kubernetes/pkg/scheduler/testing"
 
-	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
+	"kns3.dev/kns3/scheduler/plugins/placement"
 )
 
 // TestPlacementFromPreScore runs PreScore and reads its placement, as the
@@ -37,7 +38,7 @@ func TestPlacementFromPreScore(t *testing.T) {
 			pl := newTestPlugin(t, srv.URL, "retries: 0")
 			state := framework.NewCycleState()
 			pl.PreScore(t.Context(), state, st.MakePod().Name("p").Obj(), nodeInfos("n1", "n2"))
-			if got := placement.FromCycleState(state, nil, "n2"); got != tc.want {
+			if got := placement.FromCycleState(state, nil, "n2"); !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("FromCycleState = %+v, want %+v", got, tc.want)
 			}
 		})

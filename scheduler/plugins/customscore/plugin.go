@@ -2,10 +2,11 @@
 // network simulator's scores: PreScore takes the cycle's simulation from
 // its source (asked in the cycle, or kept by a background loop), Score
 // reads a node's score × 1000, NormalizeScore maps the scores onto 0–100.
-// The simulator client is simclient; the arithmetic of scores is score;
-// what a cycle says about a placement is placement; the status it publishes is
-// written by publish, with the drifted pods drift lists. status.go is
-// where the plugin's state becomes that status.
+// The simulator client is simclient; the status it publishes is written
+// by publish, with the drifted pods drift lists, and status.go is where the
+// plugin's state becomes that status. What the profile's other plugins read
+// of it lives beside the plugins: the answer in network, the arithmetic of
+// scores in score, what a cycle says about a placement in placement.
 package customscore
 
 import (
@@ -26,14 +27,15 @@ import (
 	"kns3.dev/kns3/scheduler/plugins/customscore/breaker"
 	"kns3.dev/kns3/scheduler/plugins/customscore/drift"
 	"kns3.dev/kns3/scheduler/plugins/customscore/internal/schedconfig"
-	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
 	"kns3.dev/kns3/scheduler/plugins/customscore/publish"
-	"kns3.dev/kns3/scheduler/plugins/customscore/score"
 	"kns3.dev/kns3/scheduler/plugins/customscore/simclient"
+	"kns3.dev/kns3/scheduler/plugins/network"
+	"kns3.dev/kns3/scheduler/plugins/placement"
+	"kns3.dev/kns3/scheduler/plugins/score"
 )
 
 // Name is the name of the plugin used in the plugin registry and configurations.
-const Name = placement.ScorePlugin
+const Name = network.ScorePlugin
 
 // maxLoggedNodes bounds the node names quoted in one log line.
 const maxLoggedNodes = 10
@@ -95,10 +97,10 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 	logger := klog.FromContext(ctx).WithValues("plugin", Name, "profile", profile)
 	pl := &CustomScore{args: args, metrics: m, absolute: args.Normalization == apiconfig.NormalizationAbsolute, handle: h}
 	pl.batch.now = time.Now
-	var announce func(*simclient.Simulation)
+	var announce func(*network.Simulation)
 	if h != nil {
 		// What a filter of the profile judged may change with any new answer.
-		announce = func(sim *simclient.Simulation) { placement.AnnounceSimulation(h, sim) }
+		announce = func(sim *network.Simulation) { network.AnnounceSimulation(h, sim) }
 	}
 	pl.client = newClient(args, m, announce)
 	pl.shownURL = pl.client.ShownURL()
@@ -204,7 +206,7 @@ func (pl *CustomScore) PreScore(ctx context.Context, state fwk.CycleState, pod *
 // rank fills cs, whose Feasible nodes are set, from the cycle's
 // simulation (nil: none, for the reason fallback) and counts the cycle in
 // the metrics. It returns Skip when the cycle has nothing to score with.
-func (pl *CustomScore) rank(ctx context.Context, cs *placement.Cycle, pod *v1.Pod, sim *simclient.Simulation, fallback string) *fwk.Status {
+func (pl *CustomScore) rank(ctx context.Context, cs *placement.Cycle, pod *v1.Pod, sim *network.Simulation, fallback string) *fwk.Status {
 	logger := klog.FromContext(ctx)
 	if sim == nil {
 		pl.metrics.fallback(fallback)

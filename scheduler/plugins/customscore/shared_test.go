@@ -18,7 +18,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"kns3.dev/kns3/scheduler/plugins/customscore/breaker"
-	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
+	"kns3.dev/kns3/scheduler/plugins/placement"
 )
 
 // PerCycle in a process with other profiles: every cycle holds the one

@@ -13,8 +13,9 @@ import (
 	apiconfig "kns3.dev/kns3/scheduler/apis/config"
 	"kns3.dev/kns3/scheduler/apis/status"
 	"kns3.dev/kns3/scheduler/plugins/customscore/breaker"
-	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
 	"kns3.dev/kns3/scheduler/plugins/customscore/simclient"
+	"kns3.dev/kns3/scheduler/plugins/network"
+	"kns3.dev/kns3/scheduler/plugins/placement"
 )
 
 // source is where PreScore gets each cycle's simulation: asked in the
@@ -23,7 +24,11 @@ import (
 type source interface {
 	// simulation returns the cycle's simulation, or nil and why not (a
 	// placement.Fallback* reason), having logged it.
-	simulation(ctx context.Context, pod *v1.Pod) (*simclient.Simulation, string)
+	simulation(ctx context.Context, pod *v1.Pod) (*network.Simulation, string)
+	// held returns, without asking the simulator, the simulation the
+	// source holds at now for the cycle's Filter plugins, which run before
+	// PreScore; nil when it holds none young enough.
+	held(now time.Time) *network.Simulation
 	// run is the source's own goroutine until ctx ends: the prober of an
 	// open breaker, or the refresh loop.
 	run(ctx context.Context)
@@ -31,7 +36,7 @@ type source interface {
 
 // newClient returns the client of {args.SimulatorURL}/simulate, whose new
 // answers, asked by a cycle or by a loop, onNewAnswer hears when set.
-func newClient(args *apiconfig.CustomScorePluginArgs, m *profileMetrics, onNewAnswer func(*simclient.Simulation)) *simclient.Client {
+func newClient(args *apiconfig.CustomScorePluginArgs, m *profileMetrics, onNewAnswer func(*network.Simulation)) *simclient.Client {
 	base, _ := url.Parse(args.SimulatorURL) // validated
 	simulate := base.JoinPath("simulate")
 	return simclient.New(simclient.Options{
@@ -98,31 +103,31 @@ type perCycle struct {
 	// idle, when not 0, is how long the simulator may go unasked: the
 	// published status should say how it is now.
 	idle time.Duration
-	// maxAge bounds the age of the answer lastAnswer gives.
+	// maxAge bounds the age of the answer held gives.
 	maxAge time.Duration
-	// stamped is the last answer lastAnswer read the end of (DescribedUntil
+	// stamped is the last answer held read the end of (DescribedUntil
 	// parses the body: once per answer, not per cycle).
 	stamped atomic.Pointer[stampedAnswer]
 }
 
 type stampedAnswer struct {
-	sim   *simclient.Simulation
+	sim   *network.Simulation
 	until time.Time
 }
 
-// lastAnswer is the newest answer the simulator gave, whoever asked (a
-// cycle, the keeper, the prober), when it is at most maxAge old: since it
+// held is the newest answer the simulator gave, whoever asked (a cycle,
+// the keeper, the prober), when it is at most maxAge old: since it
 // arrived, and since the end of what it describes, as Background mode ages
 // its simulation. PreScore asks anew in every cycle; a Filter plugin that
 // reads the network runs before it, and judges by this.
-func (s *perCycle) lastAnswer(now time.Time) *simclient.Simulation {
+func (s *perCycle) held(now time.Time) *network.Simulation {
 	seen := s.client.Observed()
 	if seen.Newest == nil {
 		return nil
 	}
 	st := s.stamped.Load()
 	if st == nil || st.sim != seen.Newest {
-		st = &stampedAnswer{sim: seen.Newest, until: simclient.DescribedUntil(seen.Newest.Body)}
+		st = &stampedAnswer{sim: seen.Newest, until: network.DescribedUntil(seen.Newest.Body)}
 		s.stamped.Store(st)
 	}
 	age := now.Sub(seen.LastSuccess)
@@ -135,7 +140,7 @@ func (s *perCycle) lastAnswer(now time.Time) *simclient.Simulation {
 	return seen.Newest
 }
 
-func (s *perCycle) simulation(ctx context.Context, pod *v1.Pod) (*simclient.Simulation, string) {
+func (s *perCycle) simulation(ctx context.Context, pod *v1.Pod) (*network.Simulation, string) {
 	logger := klog.FromContext(ctx)
 	if !s.cb.Allow() {
 		logger.V(4).Info("Simulator skipped while the circuit breaker is open; scoring skipped", "pod", klog.KObj(pod))
@@ -256,21 +261,21 @@ type background struct {
 	metrics *profileMetrics
 
 	// stamped is the last answer taken and until what it describes
-	// (simclient.DescribedUntil), read once per answer; the loop's alone.
-	stamped *simclient.Simulation
+	// (network.DescribedUntil), read once per answer; the loop's alone.
+	stamped *network.Simulation
 	until   time.Time
 
 	mu sync.Mutex
 	// latest is the newest good simulation, from the request started last
 	// among those that answered; at is when that answer arrived, and
 	// latestUntil the latest time it describes.
-	latest      *simclient.Simulation
+	latest      *network.Simulation
 	latestSeq   uint64
 	at          time.Time
 	latestUntil time.Time
 }
 
-func (b *background) simulation(ctx context.Context, pod *v1.Pod) (*simclient.Simulation, string) {
+func (b *background) simulation(ctx context.Context, pod *v1.Pod) (*network.Simulation, string) {
 	sim, age := b.newest()
 	if sim == nil {
 		klog.FromContext(ctx).V(2).Info("No simulation younger than maxSimulationAge; scoring skipped",
@@ -278,6 +283,14 @@ func (b *background) simulation(ctx context.Context, pod *v1.Pod) (*simclient.Si
 		return nil, placement.FallbackStale
 	}
 	return sim, ""
+}
+
+// held is the newest simulation, as a cycle would take it (newest), held
+// in memory. Background mode ages it by its own clock, the one its loop
+// stamps answers with, so now is not read.
+func (b *background) held(time.Time) *network.Simulation {
+	sim, _ := b.newest()
+	return sim
 }
 
 func (b *background) run(ctx context.Context) {
@@ -304,7 +317,7 @@ func (b *background) take(res simclient.Result) {
 		return
 	}
 	if res.Sim != b.stamped { // a 304 answers with the same one
-		b.stamped, b.until = res.Sim, simclient.DescribedUntil(res.Sim.Body)
+		b.stamped, b.until = res.Sim, network.DescribedUntil(res.Sim.Body)
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -316,7 +329,7 @@ func (b *background) take(res simclient.Result) {
 // newest returns the newest simulation if it is at most maxAge old, and its
 // age either way (-1 when there is none yet): since it arrived, or since
 // the end of what it describes when that is longer ago. It never waits.
-func (b *background) newest() (*simclient.Simulation, time.Duration) {
+func (b *background) newest() (*network.Simulation, time.Duration) {
 	b.mu.Lock()
 	sim, at, until := b.latest, b.at, b.latestUntil
 	b.mu.Unlock()

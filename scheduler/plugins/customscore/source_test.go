@@ -3,6 +3,7 @@ package customscore
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
@@ -11,22 +12,23 @@ import (
 	"k8s.io/kubernetes/test/utils/ktesting"
 
 	apiconfig "kns3.dev/kns3/scheduler/apis/config"
-	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
-	"kns3.dev/kns3/scheduler/plugins/customscore/simclient"
+	"kns3.dev/kns3/scheduler/plugins/network"
+	"kns3.dev/kns3/scheduler/plugins/placement"
 )
 
 // fakeSource answers every cycle with sim, or with nothing and fallback.
 type fakeSource struct {
-	sim      *simclient.Simulation
+	sim      *network.Simulation
 	fallback string
 	asked    int
 }
 
-func (f *fakeSource) simulation(context.Context, *v1.Pod) (*simclient.Simulation, string) {
+func (f *fakeSource) simulation(context.Context, *v1.Pod) (*network.Simulation, string) {
 	f.asked++
 	return f.sim, f.fallback
 }
-func (f *fakeSource) run(ctx context.Context) { <-ctx.Done() }
+func (f *fakeSource) held(time.Time) *network.Simulation { return nil }
+func (f *fakeSource) run(ctx context.Context)            { <-ctx.Done() }
 
 // PreScore, Score and NormalizeScore over whatever the source gives, and
 // what the cycle leaves for the placement event.
@@ -41,19 +43,19 @@ func TestCycleFromSource(t *testing.T) {
 	}{
 		{
 			name:       "every candidate scored",
-			source:     &fakeSource{sim: &simclient.Simulation{Scores: map[string]int64{"n1": 900, "n2": 100, "other": 1000}}},
+			source:     &fakeSource{sim: &network.Simulation{Scores: map[string]int64{"n1": 900, "n2": 100, "other": 1000}}},
 			wantRaw:    map[string]int64{"n1": 900, "n2": 100},
 			wantScored: 1,
 		},
 		{
 			name:       "a candidate without a score scores 0",
-			source:     &fakeSource{sim: &simclient.Simulation{Scores: map[string]int64{"n1": 500}, Invalid: []string{"n2"}}},
+			source:     &fakeSource{sim: &network.Simulation{Scores: map[string]int64{"n1": 500}, Invalid: []string{"n2"}}},
 			wantRaw:    map[string]int64{"n1": 500, "n2": 0},
 			wantScored: 1,
 		},
 		{
 			name:     "no candidate scored: skipped, a none_scored fallback",
-			source:   &fakeSource{sim: &simclient.Simulation{Scores: map[string]int64{"other": 1000}}},
+			source:   &fakeSource{sim: &network.Simulation{Scores: map[string]int64{"other": 1000}}},
 			wantSkip: true, wantFallback: placement.FallbackNoneScored,
 		},
 		{

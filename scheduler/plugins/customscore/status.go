@@ -7,7 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"kns3.dev/kns3/scheduler/apis/status"
-	"kns3.dev/kns3/scheduler/plugins/customscore/simclient"
+	"kns3.dev/kns3/scheduler/plugins/network"
 )
 
 // breakerReporter is a source with a circuit breaker, whose state the
@@ -52,8 +52,8 @@ func (pl *CustomScore) knownNodesOnly(sim *status.Simulation) {
 func (pl *CustomScore) statusSource(profile string) func() status.ProfileStatus {
 	started := time.Now()
 	hostname, _ := os.Hostname()
-	var described *simclient.Simulation
-	var meta simclient.Meta
+	var described *network.Simulation
+	var meta network.Meta
 	var metrics map[string]status.NodeMetrics
 	return func() status.ProfileStatus {
 		scored, fallbacks := pl.metrics.counts()
@@ -74,7 +74,7 @@ func (pl *CustomScore) statusSource(profile string) func() status.ProfileStatus 
 		if newest := seen.Newest; newest != nil {
 			if newest != described {
 				// Read once per answer, off the cycle.
-				described, meta = newest, simclient.MetaOf(newest.Body)
+				described, meta = newest, network.MetaOf(newest.Body)
 				metrics = nil
 				for node, m := range meta.Metrics {
 					if metrics == nil {

@@ -16,8 +16,8 @@ import (
 
 	"kns3.dev/kns3/scheduler/apis/status"
 	"kns3.dev/kns3/scheduler/plugins/customscore/breaker"
-	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
 	"kns3.dev/kns3/scheduler/plugins/customscore/simclient"
+	"kns3.dev/kns3/scheduler/plugins/placement"
 )
 
 const plainProfile = "kns-3-scheduler"

@@ -12,8 +12,8 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	st "k8s.io/kubernetes/pkg/scheduler/testing"
 
-	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
-	"kns3.dev/kns3/scheduler/plugins/customscore/simclient"
+	"kns3.dev/kns3/scheduler/plugins/network"
+	"kns3.dev/kns3/scheduler/plugins/placement"
 )
 
 // BenchmarkCapacityPreScore is one cycle's PreScore over n feasible nodes,
@@ -50,10 +50,10 @@ func BenchmarkCapacityPreScore(b *testing.B) {
 				b.Run("links", func(b *testing.B) {
 					b.ReportAllocs()
 					for b.Loop() {
-						(&simclient.Simulation{Body: body}).Links()
+						(&network.Simulation{Body: body}).Links()
 					}
 				})
-				sim := &simclient.Simulation{Body: body}
+				sim := &network.Simulation{Body: body}
 				sim.Links()
 				pl := newPlugin(b, measuredAt.Add(time.Second))
 				pod := st.MakePod().Name("new").Obj()

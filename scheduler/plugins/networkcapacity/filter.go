@@ -8,9 +8,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
-
-	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
-	"kns3.dev/kns3/scheduler/plugins/customscore/simclient"
+	"kns3.dev/kns3/scheduler/plugins/network"
 )
 
 // ErrReasonLinkFull is Filter's reason for a node whose link has less free
@@ -26,7 +24,7 @@ const filterKey fwk.StateKey = Name + "/filter"
 // the simulation CustomScorePlugin holds, what the pod declares, and the
 // time assumed pods are placed at.
 type filterCycle struct {
-	links        map[string]simclient.Link
+	links        map[string]network.Link
 	declaredMbps float64
 	now          time.Time
 }
@@ -54,7 +52,7 @@ func (pl *NetworkCapacity) PreFilter(ctx context.Context, state fwk.CycleState, 
 	if !ok {
 		return nil, fwk.NewStatus(fwk.Skip)
 	}
-	sim := placement.Held(state)
+	sim := network.Held(state)
 	if sim == nil {
 		klog.FromContext(ctx).V(4).Info("No simulation held before Filter: free bandwidth not filtered", "plugin", Name, "pod", klog.KObj(pod))
 		return nil, fwk.NewStatus(fwk.Skip)

@@ -28,7 +28,7 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 
 	apiconfig "kns3.dev/kns3/scheduler/apis/config"
-	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
+	"kns3.dev/kns3/scheduler/plugins/placement"
 )
 
 // Name is the name of the plugin used in the plugin registry and configurations.
@@ -173,20 +173,30 @@ func (pl *NetworkCapacity) SignPod(_ context.Context, pod *v1.Pod) ([]fwk.SignFr
 	}, nil
 }
 
-// describe is how a Link reads in the placement event.
+// describe is how a Link reads in the placement event, e.g. "70 Mbit/s
+// free of 100 Mbit/s, 50 Mbit/s of it below the 80 % fill target (10 Mbit/s
+// in use; 20 Mbit/s counted for 1 pod placed since the measurement)".
 func describe(l Link) string {
-	bw := fmt.Sprintf("%.0f", l.BandwidthMbps)
+	bw := mbps(l.BandwidthMbps)
 	if l.BandwidthAtLeast {
-		bw = "≥ " + bw
-	}
-	// Said only where it shows: two links at 98.9 and 99.4 are both 99.
-	if ranked := fmt.Sprintf("%.0f", l.RankedBandwidthMbps); ranked != fmt.Sprintf("%.0f", l.BandwidthMbps) {
-		bw += " (ranked as " + ranked + ": within the measurement's noise of a faster link)"
+		bw = "at least " + bw
 	}
 	use := "use not measured"
 	if l.UseMeasured {
-		use = fmt.Sprintf("%.0f in use", l.UseMbps)
+		use = mbps(l.UseMbps) + " in use"
 	}
-	return fmt.Sprintf("%.0f Mbit/s free of %s, %.0f below the %d %% target (%s, %.0f counted for %d pod(s) placed since the measurement)",
-		l.FreeMbps, bw, l.BelowTargetMbps, l.TargetPercent, use, l.CountedMbps, l.CountedPods)
+	pods := "pods"
+	if l.CountedPods == 1 {
+		pods = "pod"
+	}
+	details := fmt.Sprintf("%s; %s counted for %d %s placed since the measurement", use, mbps(l.CountedMbps), l.CountedPods, pods)
+	// Said only where it shows: two links at 98.9 and 99.4 are both 99.
+	if ranked := mbps(l.RankedBandwidthMbps); ranked != mbps(l.BandwidthMbps) {
+		details += "; ranked as " + ranked + ", within the measurement's noise of a faster link"
+	}
+	return fmt.Sprintf("%s free of %s, %s of it below the %d %% fill target (%s)",
+		mbps(l.FreeMbps), bw, mbps(l.BelowTargetMbps), l.TargetPercent, details)
 }
+
+// mbps is a bandwidth in whole Mbit/s, with its unit.
+func mbps(v float64) string { return fmt.Sprintf("%.0f Mbit/s", v) }

@@ -15,8 +15,8 @@ import (
 	st "k8s.io/kubernetes/pkg/scheduler/testing"
 
 	apiconfig "kns3.dev/kns3/scheduler/apis/config"
-	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
-	"kns3.dev/kns3/scheduler/plugins/customscore/simclient"
+	"kns3.dev/kns3/scheduler/plugins/network"
+	"kns3.dev/kns3/scheduler/plugins/placement"
 )
 
 var measuredAt = time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
@@ -88,7 +88,7 @@ func scoreCycle(t *testing.T, pl *NetworkCapacity, body []byte, nodes []fwk.Node
 	ctx := context.Background()
 	state := framework.NewCycleState()
 	if body != nil {
-		placement.Write(state, &placement.Cycle{Simulation: &simclient.Simulation{Body: body}})
+		placement.Write(state, &placement.Cycle{Simulation: &network.Simulation{Body: body}})
 	}
 	pod := st.MakePod().Name("new").Obj()
 	if s := pl.PreScore(ctx, state, pod, nodes); s.IsSkip() {
@@ -286,18 +286,24 @@ func TestTargetUtilization(t *testing.T) {
 	}
 }
 
+// linkNote is what the placement event says of node's link: the notes in
+// state, as CustomBindPlugin reads them.
+func linkNote(state fwk.CycleState, node string) string {
+	return strings.Join(placement.Notes(state, node), "; ")
+}
+
 func TestDescribe(t *testing.T) {
 	pl := newPlugin(t, measuredAt.Add(time.Second))
 	_, state := scoreCycle(t, pl, answer(map[string][2]float64{"a": {100, 10}, "b": {100, -1}}),
 		[]fwk.NodeInfo{node("a", assumed("p1", declares("20M"))), node("b")})
-	if got, want := Describe(state, "a"), "70 Mbit/s free of 100, 50 below the 80 % target (10 in use, 20 counted for 1 pod(s) placed since the measurement)"; got != want {
-		t.Errorf("Describe(a) = %q, want %q", got, want)
+	if got, want := linkNote(state, "a"), "link: 70 Mbit/s free of 100 Mbit/s, 50 Mbit/s of it below the 80 % fill target (10 Mbit/s in use; 20 Mbit/s counted for 1 pod placed since the measurement)"; got != want {
+		t.Errorf("linkNote(a) = %q, want %q", got, want)
 	}
-	if got := Describe(state, "b"); !strings.Contains(got, "use not measured") {
-		t.Errorf("Describe(b) = %q, want it to say the use was not measured", got)
+	if got := linkNote(state, "b"); !strings.Contains(got, "use not measured") {
+		t.Errorf("linkNote(b) = %q, want it to say the use was not measured", got)
 	}
-	if got := Describe(state, "c"); got != "" {
-		t.Errorf("Describe(c) = %q for a node not in the cycle, want empty", got)
+	if got := linkNote(state, "c"); got != "" {
+		t.Errorf("linkNote(c) = %q for a node not in the cycle, want empty", got)
 	}
 }
 
@@ -370,7 +376,7 @@ func filterNodes(t *testing.T, pl *NetworkCapacity, body []byte, pod *v1.Pod, no
 	ctx := context.Background()
 	state := framework.NewCycleState()
 	if body != nil {
-		placement.WriteHeld(state, &simclient.Simulation{Body: body})
+		network.WriteHeld(state, &network.Simulation{Body: body})
 	}
 	if _, s := pl.PreFilter(ctx, state, pod, nodes); s.IsSkip() {
 		return nil
@@ -572,25 +578,25 @@ func TestLowerBoundKeepsItsBound(t *testing.T) {
 	if want := map[string]int64{"bound": 11, "fast": 100}; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("scores %v, want %v", got, want)
 	}
-	if d := Describe(state, "bound"); strings.Contains(d, "ranked as") {
-		t.Errorf("Describe(bound) = %q: a lower bound must not be ranked as another link", d)
+	if d := linkNote(state, "bound"); strings.Contains(d, "ranked as") || !strings.Contains(d, "free of at least 11 Mbit/s") {
+		t.Errorf("linkNote(bound) = %q: a lower bound reads as one, and must not be ranked as another link", d)
 	}
 }
 
 func TestDescribeNoise(t *testing.T) {
 	_, state := scoreCycle(t, newPlugin(t, measuredAt.Add(time.Second)),
 		answerWithin(map[string][3]float64{"a": {98, 88, 108}, "b": {103, 93, 113}}), []fwk.NodeInfo{node("a"), node("b")})
-	want := "98 Mbit/s free of 98 (ranked as 103: within the measurement's noise of a faster link), 78 below the 80 % target (use not measured, 0 counted for 0 pod(s) placed since the measurement)"
-	if got := Describe(state, "a"); got != want {
-		t.Errorf("Describe(a) = %q, want %q", got, want)
+	want := "link: 98 Mbit/s free of 98 Mbit/s, 78 Mbit/s of it below the 80 % fill target (use not measured; 0 Mbit/s counted for 0 pods placed since the measurement; ranked as 103 Mbit/s, within the measurement's noise of a faster link)"
+	if got := linkNote(state, "a"); got != want {
+		t.Errorf("linkNote(a) = %q, want %q", got, want)
 	}
-	if got := Describe(state, "b"); strings.Contains(got, "ranked as") {
-		t.Errorf("Describe(b) = %q: the fastest link is ranked as itself", got)
+	if got := linkNote(state, "b"); strings.Contains(got, "ranked as") {
+		t.Errorf("linkNote(b) = %q: the fastest link is ranked as itself", got)
 	}
 	// Tied at a bandwidth that reads the same: nothing to say.
 	_, state = scoreCycle(t, newPlugin(t, measuredAt.Add(time.Second)),
 		answerWithin(map[string][3]float64{"a": {98.9, 88, 108}, "b": {99.4, 89, 109}}), []fwk.NodeInfo{node("a"), node("b")})
-	if got := Describe(state, "a"); strings.Contains(got, "ranked as") {
-		t.Errorf("Describe(a) = %q: ranked as the same 99 Mbit/s it reads", got)
+	if got := linkNote(state, "a"); strings.Contains(got, "ranked as") {
+		t.Errorf("linkNote(a) = %q: ranked as the same 99 Mbit/s it reads", got)
 	}
 }

@@ -11,9 +11,7 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
-
-	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
-	"kns3.dev/kns3/scheduler/plugins/customscore/simclient"
+	"kns3.dev/kns3/scheduler/plugins/network"
 )
 
 // retrier retries the pods Filter rejected as soon as a new measurement may
@@ -22,7 +20,7 @@ import (
 // scheduler's periodic retry of unschedulable pods (5 minutes by default),
 // however soon the traffic on the link stopped. It hears each new
 // simulation the profile's CustomScorePlugin takes
-// (placement.OnNewSimulation) and asks the scheduling queue to retry the
+// (network.OnNewSimulation) and asks the scheduling queue to retry the
 // pods it names (retryable). It keeps no pod: it reads them from the
 // scheduler's informer, and what Filter said from their condition.
 type retrier struct {
@@ -31,7 +29,7 @@ type retrier struct {
 	activator fwk.PodActivator
 	pods      corelisters.PodLister
 	// newest is the newest simulation heard; wake says one was.
-	newest atomic.Pointer[simclient.Simulation]
+	newest atomic.Pointer[network.Simulation]
 	wake   chan struct{}
 	start  sync.Once
 }
@@ -53,7 +51,7 @@ func (r *retrier) started() {
 		return
 	}
 	r.start.Do(func() {
-		stop := placement.OnNewSimulation(r.handle, r.heard)
+		stop := network.OnNewSimulation(r.handle, r.heard)
 		go func() {
 			defer stop()
 			r.run()
@@ -62,7 +60,7 @@ func (r *retrier) started() {
 }
 
 // heard keeps sim and wakes run; it never blocks the refresh loop.
-func (r *retrier) heard(sim *simclient.Simulation) {
+func (r *retrier) heard(sim *network.Simulation) {
 	r.newest.Store(sim)
 	select {
 	case r.wake <- struct{}{}:
@@ -103,7 +101,7 @@ func (r *retrier) retryNewest(logger klog.Logger) {
 // known only as a lower bound passes Filter, so any pod may fit there. The
 // pods are keyed as the scheduler keys the pods it activates:
 // namespace/name.
-func retryable(pods []*v1.Pod, links map[string]simclient.Link) map[string]*v1.Pod {
+func retryable(pods []*v1.Pod, links map[string]network.Link) map[string]*v1.Pod {
 	most, lowerBound := 0.0, false
 	for _, l := range links {
 		lowerBound = lowerBound || l.BandwidthAtLeast

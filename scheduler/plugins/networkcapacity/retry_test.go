@@ -14,7 +14,7 @@ import (
 	"k8s.io/klog/v2"
 	st "k8s.io/kubernetes/pkg/scheduler/testing"
 
-	"kns3.dev/kns3/scheduler/plugins/customscore/simclient"
+	"kns3.dev/kns3/scheduler/plugins/network"
 )
 
 // pendingPod is a pod not placed whose last attempt failed with message,
@@ -34,7 +34,7 @@ func pendingPod(name, need, message string) *v1.Pod {
 const linkFull = "0/2 nodes are available: 2 " + ErrReasonLinkFull + ". preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
 
 func TestRetryable(t *testing.T) {
-	measured := map[string]simclient.Link{
+	measured := map[string]network.Link{
 		"a": {BandwidthMbps: 100, UseMbps: 30, UseMeasured: true}, // 70 free
 		"b": {BandwidthMbps: 50},
 	}
@@ -46,7 +46,7 @@ func TestRetryable(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		pods  []*v1.Pod
-		links map[string]simclient.Link
+		links map[string]network.Link
 		want  []string
 	}{
 		{name: "rejected for bandwidth, and a link could now hold it", pods: []*v1.Pod{pendingPod("fits", "60M", linkFull)},
@@ -55,7 +55,7 @@ func TestRetryable(t *testing.T) {
 			links: measured, want: []string{"ns/mixed"}},
 		{name: "more than any link has free", pods: []*v1.Pod{pendingPod("too-big", "80M", linkFull)}, links: measured},
 		{name: "a link known only as at least some bandwidth passes the filter", pods: []*v1.Pod{pendingPod("too-big", "80M", linkFull)},
-			links: map[string]simclient.Link{"a": {BandwidthMbps: 10, BandwidthAtLeast: true}}, want: []string{"ns/too-big"}},
+			links: map[string]network.Link{"a": {BandwidthMbps: 10, BandwidthAtLeast: true}}, want: []string{"ns/too-big"}},
 		{name: "placed, being deleted, or rejected for something else", pods: []*v1.Pod{placed, deleted, otherReason}, links: measured},
 		{name: "never attempted, or declaring nothing", pods: []*v1.Pod{pendingPod("new", "20M", ""), pendingPod("undeclared", "", linkFull)}, links: measured},
 	} {
@@ -91,8 +91,8 @@ func TestRetrierRetriesOnANewSimulation(t *testing.T) {
 	logger := klog.FromContext(ctx)
 
 	// Heard, each simulation wakes the loop; two before it runs wake it once.
-	full := &simclient.Simulation{Body: answer(map[string][2]float64{"a": {50, 20}})}
-	freed := &simclient.Simulation{Body: answer(map[string][2]float64{"a": {100, 20}})}
+	full := &network.Simulation{Body: answer(map[string][2]float64{"a": {50, 20}})}
+	freed := &network.Simulation{Body: answer(map[string][2]float64{"a": {100, 20}})}
 	r.heard(full)
 	r.heard(full)
 	if len(r.wake) != 1 {

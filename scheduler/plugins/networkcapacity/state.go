@@ -4,10 +4,15 @@ import (
 	"fmt"
 
 	fwk "k8s.io/kube-scheduler/framework"
+
+	"kns3.dev/kns3/scheduler/plugins/placement"
 )
 
-// stateKey is where PreScore leaves the cycle's links.
+// stateKey is where PreScore leaves the cycle's links. The Cycle is the
+// plugin's note for the placement event too (NodeNote).
 const stateKey fwk.StateKey = Name + "/links"
+
+func init() { placement.RegisterNote(stateKey) }
 
 // Cycle is what one scheduling cycle's PreScore found of the feasible
 // nodes' links.
@@ -27,7 +32,7 @@ type Link struct {
 	BandwidthAtLeast bool
 	// RankedBandwidthMbps is the bandwidth Score ranks the link at: a
 	// faster link's, when this one's is within the noise of it
-	// (simclient.Link's); BandwidthMbps otherwise.
+	// (network.Link's); BandwidthMbps otherwise.
 	RankedBandwidthMbps float64
 	// UseMbps is the traffic measured on it, when UseMeasured.
 	UseMbps     float64
@@ -72,6 +77,8 @@ func (l Link) rankMbps() float64 {
 	return below + reserveWeight*(free-below)
 }
 
+var _ placement.Note = &Cycle{}
+
 // Clone returns c itself: a Cycle is never written after PreScore.
 func (c *Cycle) Clone() fwk.StateData { return c }
 
@@ -89,20 +96,12 @@ func read(state fwk.CycleState) (*Cycle, error) {
 	return c, nil
 }
 
-// Describe says what the cycle in state found of node's link, for the
-// placement event; "" when the plugin did not rank the cycle or the
-// simulation does not describe the node's link.
-func Describe(state fwk.CycleState, node string) string {
-	if state == nil {
-		return ""
-	}
-	c, err := read(state)
-	if err != nil {
-		return ""
-	}
+// NodeNote says what the cycle found of node's link, for the placement
+// event; "" when the simulation does not describe the node's link.
+func (c *Cycle) NodeNote(node string) string {
 	l, ok := c.Nodes[node]
 	if !ok {
 		return ""
 	}
-	return describe(l)
+	return "link: " + describe(l)
 }

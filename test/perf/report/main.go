@@ -82,9 +82,22 @@ func run(in, out, machine, command, findings string) error {
 	}
 	md := r.markdown(machine, command, plotted)
 	if extra, err := os.ReadFile(findings); err == nil {
-		md += "\n" + string(extra)
+		md += "\n" + findingsSection(string(extra))
 	}
 	return os.WriteFile(filepath.Join(out, "performance.md"), []byte(md), 0o644)
+}
+
+// findingsSection is the findings file as the report appends it: from its
+// first section heading ("## ") on, leaving out the title and the note
+// that say, in the file itself, what it is.
+func findingsSection(file string) string {
+	if strings.HasPrefix(file, "## ") {
+		return file
+	}
+	if i := strings.Index(file, "\n## "); i >= 0 {
+		return file[i+1:]
+	}
+	return file
 }
 
 type report struct {

@@ -68,6 +68,22 @@ func TestSpliceSection(t *testing.T) {
 	}
 }
 
+// TestFindingsSection: the report appends the findings from their first
+// section on, without the file's own title, so that the page keeps one
+// title and the event section still finds "## Findings".
+func TestFindingsSection(t *testing.T) {
+	for _, tc := range []struct{ name, file, want string }{
+		{"titled", "# Performance findings\n\nWhat this file is.\n\n## Findings\n\n- f\n", "## Findings\n\n- f\n"},
+		{"a section first", "## Findings\n\n- f\n", "## Findings\n\n- f\n"},
+		{"no section", "- f\n", "- f\n"},
+		{"a heading deeper than a section", "# T\n\n### Not a section\n\n## Findings\n", "## Findings\n"},
+	} {
+		if got := findingsSection(tc.file); got != tc.want {
+			t.Errorf("%s: got %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
 // TestEventSectionJudgesPairedRatios: the verdict follows the median of
 // the runs' own ratios, not the ratio of the medians.
 func TestEventSectionJudgesPairedRatios(t *testing.T) {

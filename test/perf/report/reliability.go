@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
+	"kns3.dev/kns3/scheduler/plugins/placement"
 	"kns3.dev/kns3/test/perf/reliability"
 )
 

@@ -16,7 +16,7 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 
 	"kns3.dev/kns3/scheduler/apis/status"
-	"kns3.dev/kns3/scheduler/plugins/customscore/placement"
+	"kns3.dev/kns3/scheduler/plugins/placement"
 )
 
 const (
@@ -118,97 +118,140 @@ func (d *Tracker) view(pod *v1.Pod) *podView {
 // when there is none), and returns those drifted, longest first, at most
 // maxDriftListed, and how many more there are.
 func (d *Tracker) Update(sim *status.Simulation) ([]status.DriftedPod, int) {
-	now := d.now()
-	window := status.DefaultWindow
-	if sim != nil {
-		window = status.Window(sim.WindowSeconds)
-	}
-	fresh := sim != nil && now.Sub(sim.Received) <= freshReceived*window &&
-		(sim.Timestamp.IsZero() || now.Sub(sim.Timestamp) <= freshSampled*window)
+	p := d.newPass(sim)
 	pods, err := d.pods.List(labels.Everything())
 	if err != nil {
 		return nil, 0
 	}
-	nodes, err := d.nodes.List(labels.Everything())
-	if err != nil {
+	if p.nodes, err = d.nodes.List(labels.Everything()); err != nil {
 		return nil, 0
 	}
 	d.passes = 0
 	d.updates++
-	var bestFor []*[2]scored // by class
-	// scoreOf is the score of each node in nodeIndex, filled as pods need.
-	type nodeScore struct {
-		milli      int64
-		ok, filled bool
-	}
-	var scoreOf []nodeScore
 	var drifted []status.DriftedPod
 	for _, pod := range pods {
-		v := d.views[pod]
-		if v == nil {
-			v = d.view(pod)
-			d.views[pod] = v
-		}
-		v.update = d.updates
-		if !v.ours {
-			continue
-		}
-		st := v.drift
-		if st != nil {
-			st.update = d.updates
-		}
-		own, ok := int64(0), false
-		if fresh {
-			for len(scoreOf) <= v.nodeIndex {
-				scoreOf = append(scoreOf, nodeScore{})
-			}
-			ns := &scoreOf[v.nodeIndex]
-			if !ns.filled {
-				ns.milli, ns.ok = sim.MilliScores[v.node]
-				ns.filled = true
-			}
-			own, ok = ns.milli, ns.ok
-		}
-		if !ok {
-			// Nothing fresh to judge by: the clock restarts.
-			if st != nil {
-				st.since = time.Time{}
-			}
-			continue
-		}
-		if st == nil {
-			st = &podDrift{then: own, update: d.updates}
-			d.seen[pod.UID], v.drift = st, st
-		}
-		for len(bestFor) <= v.class {
-			bestFor = append(bestFor, nil)
-		}
-		if bestFor[v.class] == nil {
-			top := best2(pod, nodes, sim.MilliScores)
-			bestFor[v.class] = &top
-			d.passes++
-		}
-		top := bestFor[v.class]
-		alt := top[0]
-		if alt.node == v.node {
-			alt = top[1]
-		}
-		if alt.node == "" || !below(own, alt.milli, d.margin) {
-			st.since = time.Time{}
-			continue
-		}
-		if st.since.IsZero() {
-			st.since = now
-		}
-		if now.Sub(st.since) > window {
-			drifted = append(drifted, status.DriftedPod{
-				Namespace: pod.Namespace, Name: pod.Name, Node: pod.Spec.NodeName,
-				MilliThen: st.then, MilliNow: own, Best: alt.node, MilliBest: alt.milli, Since: st.since,
-			})
+		if dp, ok := p.judge(pod); ok {
+			drifted = append(drifted, dp)
 		}
 	}
-	// A pod no longer listed running has no object seen in this pass that
-	// refreshed its entry: forgetting its objects forgets it.
+	d.forget()
+	return list(drifted)
+}
+
+// pass is one Update's judging: the simulation it judges by, whether that
+// is fresh, and what it has read of it so far.
+type pass struct {
+	d      *Tracker
+	sim    *status.Simulation
+	now    time.Time
+	window time.Duration
+	fresh  bool
+	nodes  []*v1.Node
+	// scoreOf is the score of each node in nodeIndex, filled as pods need.
+	scoreOf []nodeScore
+	// bestFor are the two best nodes by class, found as pods need.
+	bestFor []*[2]scored
+}
+
+type nodeScore struct {
+	milli      int64
+	ok, filled bool
+}
+
+func (d *Tracker) newPass(sim *status.Simulation) *pass {
+	p := &pass{d: d, sim: sim, now: d.now(), window: status.DefaultWindow}
+	if sim != nil {
+		p.window = status.Window(sim.WindowSeconds)
+	}
+	p.fresh = sim != nil && p.now.Sub(sim.Received) <= freshReceived*p.window &&
+		(sim.Timestamp.IsZero() || p.now.Sub(sim.Timestamp) <= freshSampled*p.window)
+	return p
+}
+
+// judge follows pod's drift, and returns it when the pod has drifted for
+// longer than a window.
+func (p *pass) judge(pod *v1.Pod) (status.DriftedPod, bool) {
+	d := p.d
+	v := d.views[pod]
+	if v == nil {
+		v = d.view(pod)
+		d.views[pod] = v
+	}
+	v.update = d.updates
+	if !v.ours {
+		return status.DriftedPod{}, false
+	}
+	st := v.drift
+	if st != nil {
+		st.update = d.updates
+	}
+	own, ok := p.score(v)
+	if !ok {
+		// Nothing fresh to judge by: the clock restarts.
+		if st != nil {
+			st.since = time.Time{}
+		}
+		return status.DriftedPod{}, false
+	}
+	if st == nil {
+		st = &podDrift{then: own, update: d.updates}
+		d.seen[pod.UID], v.drift = st, st
+	}
+	alt := p.alternative(pod, v)
+	if alt.node == "" || !below(own, alt.milli, d.margin) {
+		st.since = time.Time{}
+		return status.DriftedPod{}, false
+	}
+	if st.since.IsZero() {
+		st.since = p.now
+	}
+	if p.now.Sub(st.since) <= p.window {
+		return status.DriftedPod{}, false
+	}
+	return status.DriftedPod{
+		Namespace: pod.Namespace, Name: pod.Name, Node: pod.Spec.NodeName,
+		MilliThen: st.then, MilliNow: own, Best: alt.node, MilliBest: alt.milli, Since: st.since,
+	}, true
+}
+
+// score is the fresh simulation's score of v's node; false when the
+// simulation is not fresh or does not score the node.
+func (p *pass) score(v *podView) (int64, bool) {
+	if !p.fresh {
+		return 0, false
+	}
+	for len(p.scoreOf) <= v.nodeIndex {
+		p.scoreOf = append(p.scoreOf, nodeScore{})
+	}
+	ns := &p.scoreOf[v.nodeIndex]
+	if !ns.filled {
+		ns.milli, ns.ok = p.sim.MilliScores[v.node]
+		ns.filled = true
+	}
+	return ns.milli, ns.ok
+}
+
+// alternative is the best-scored node pod could run on now other than its
+// own, found once per class of pods.
+func (p *pass) alternative(pod *v1.Pod, v *podView) scored {
+	for len(p.bestFor) <= v.class {
+		p.bestFor = append(p.bestFor, nil)
+	}
+	if p.bestFor[v.class] == nil {
+		top := best2(pod, p.nodes, p.sim.MilliScores)
+		p.bestFor[v.class] = &top
+		p.d.passes++
+	}
+	top := p.bestFor[v.class]
+	if top[0].node == v.node {
+		return top[1]
+	}
+	return top[0]
+}
+
+// forget drops the pods no longer listed running: no object seen in this
+// pass refreshed their entry, so forgetting their objects forgets them.
+func (d *Tracker) forget() {
 	for pod, v := range d.views {
 		if v.update == d.updates {
 			continue
@@ -218,6 +261,11 @@ func (d *Tracker) Update(sim *status.Simulation) ([]status.DriftedPod, int) {
 			delete(d.seen, pod.UID)
 		}
 	}
+}
+
+// list orders the drifted pods longest first and keeps at most
+// maxDriftListed, returning how many more there are.
+func list(drifted []status.DriftedPod) ([]status.DriftedPod, int) {
 	slices.SortFunc(drifted, func(a, b status.DriftedPod) int {
 		return cmp.Or(a.Since.Compare(b.Since), cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 	})

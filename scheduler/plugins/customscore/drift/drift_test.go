@@ -12,7 +12,7 @@ import (
 	st "k8s.io/kubernetes/pkg/scheduler/testing"
 
 	"kns3.dev/kns3/scheduler/apis/status"
-	"kns3.dev/kns3/scheduler/plugins/customfilter"
+	"kns3.dev/kns3/scheduler/plugins/placement"
 )
 
 const driftProfile = "kns-3-scheduler"
@@ -53,7 +53,7 @@ func TestDrift(t *testing.T) {
 	nodes := []*v1.Node{
 		st.MakeNode().Name("n1").Obj(),
 		st.MakeNode().Name("n2").Obj(),
-		st.MakeNode().Name("off").Label(customfilter.LabelScheduler, customfilter.ValueDisabled).Obj(),
+		st.MakeNode().Name("off").Label(placement.LabelScheduler, placement.ValueDisabled).Obj(),
 		st.MakeNode().Name("tainted").Taints([]v1.Taint{{Key: "k", Effect: v1.TaintEffectNoSchedule}}).Obj(),
 		st.MakeNode().Name("cordoned").Unschedulable(true).Obj(),
 	}
@@ -210,7 +210,7 @@ func TestDriftClassesByValue(t *testing.T) {
 	}
 	rigorous := runningPod("rigorous", "n1")
 	rigorous.Spec.Tolerations = defaultTolerations()
-	rigorous.Annotations = map[string]string{customfilter.AnnotationQoS: customfilter.ValueRigorous}
+	rigorous.Annotations = map[string]string{placement.AnnotationQoS: placement.ValueRigorous}
 	longer := runningPod("longer", "n1")
 	longer.Spec.Tolerations = defaultTolerations()
 	*longer.Spec.Tolerations[0].TolerationSeconds = 600
@@ -364,7 +364,7 @@ func TestDriftReadsEachNewObject(t *testing.T) {
 	}
 	// Rigorous now: n2 is no candidate.
 	rigorous := updated.DeepCopy()
-	rigorous.Annotations = map[string]string{customfilter.AnnotationQoS: customfilter.ValueRigorous}
+	rigorous.Annotations = map[string]string{placement.AnnotationQoS: placement.ValueRigorous}
 	d.pods = corelisters.NewPodLister(indexer(t, []*v1.Pod{rigorous}))
 	clock = t0.Add(32 * time.Second)
 	if list, _ := d.Update(sim()); len(list) != 0 {

@@ -24,7 +24,7 @@ import (
 
 	"kns3.dev/kns3/scheduler/apis/status"
 	"kns3.dev/kns3/scheduler/plugins/customscore/internal/schedconfig"
-	"kns3.dev/kns3/scheduler/plugins/customscore/internal/text"
+	"kns3.dev/kns3/scheduler/plugins/internal/text"
 )
 
 const (

@@ -1,3 +1,7 @@
+// Package simclient is CustomScorePlugin's client of the simulator: GET
+// /simulate with retries and conditional requests (Client), and the loop
+// that asks off the scheduling cycle (Poller). What an answer says is
+// network's to read.
 package simclient
 
 import (
@@ -11,6 +15,8 @@ import (
 	"time"
 
 	"k8s.io/klog/v2"
+
+	"kns3.dev/kns3/scheduler/plugins/network"
 )
 
 // Client calls GET /simulate with a per-attempt timeout, a bounded
@@ -30,11 +36,11 @@ type Client struct {
 	http         *http.Client
 	rec          Recorder
 	now          func() time.Time
-	onNewAnswer  func(*Simulation)
+	onNewAnswer  func(*network.Simulation)
 
 	mu       sync.Mutex
 	lastETag string
-	last     *Simulation // decoded body of the answer tagged lastETag; read-only
+	last     *network.Simulation // decoded body of the answer tagged lastETag; read-only
 
 	seen observed
 }
@@ -46,7 +52,7 @@ type observed struct {
 	lastSuccess time.Time
 	lastFailure time.Time
 	lastErr     string
-	newest      *Simulation
+	newest      *network.Simulation
 }
 
 // Observed is what a Client saw last.
@@ -55,7 +61,7 @@ type Observed struct {
 	// LastError is the last failure's.
 	LastError string
 	// Newest is the newest good simulation.
-	Newest *Simulation
+	Newest *network.Simulation
 }
 
 // Options configure a Client.
@@ -72,7 +78,7 @@ type Options struct {
 	// OnNewAnswer, when set, hears each good answer that is not the one
 	// before it (a 304 reuses that one), whichever caller asked. It runs on
 	// the caller's goroutine and must not block.
-	OnNewAnswer func(*Simulation)
+	OnNewAnswer func(*network.Simulation)
 }
 
 // Recorder counts attempts by result (the Result* labels): the plugin's
@@ -135,7 +141,7 @@ type Outcome struct {
 
 // Fetch makes up to attempts attempts, each limited to timeout, and returns
 // the first good simulation, or the last attempt's error.
-func (c *Client) Fetch(ctx context.Context, attempts int, timeout time.Duration) (*Simulation, Outcome, error) {
+func (c *Client) Fetch(ctx context.Context, attempts int, timeout time.Duration) (*network.Simulation, Outcome, error) {
 	logger := klog.FromContext(ctx)
 	var lastErr error
 	for i := 1; i <= attempts; i++ {
@@ -170,7 +176,7 @@ func (c *Client) Fetch(ctx context.Context, attempts int, timeout time.Duration)
 	return nil, Outcome{Result: ResultConnError}, errors.New("no attempt made")
 }
 
-func (c *Client) attempt(ctx context.Context, timeout time.Duration) (*Simulation, error) {
+func (c *Client) attempt(ctx context.Context, timeout time.Duration) (*network.Simulation, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url, nil)
@@ -211,7 +217,7 @@ func (c *Client) attempt(ctx context.Context, timeout time.Duration) (*Simulatio
 	if int64(len(body)) > c.maxBodyBytes {
 		return nil, &attemptError{ResultTooLarge, fmt.Errorf("body is over the %d-byte limit", c.maxBodyBytes)}
 	}
-	sim, err := Decode(body)
+	sim, err := network.Decode(body)
 	if err != nil {
 		return nil, &attemptError{ResultBadBody, err}
 	}
@@ -222,7 +228,7 @@ func (c *Client) attempt(ctx context.Context, timeout time.Duration) (*Simulatio
 
 // observe records an attempt's outcome. A request cancelled by its caller
 // (a cycle or loop that ended) says nothing about the simulator.
-func (c *Client) observe(sim *Simulation, err error) {
+func (c *Client) observe(sim *network.Simulation, err error) {
 	if err != nil && errors.Is(err, context.Canceled) {
 		return
 	}
@@ -260,7 +266,7 @@ func (c *Client) Close() {
 // remember keeps a tagged answer for the next conditional request; an
 // untagged one clears it, so a simulator that stops sending ETags is never
 // asked with a stale one.
-func (c *Client) remember(etag string, sim *Simulation) {
+func (c *Client) remember(etag string, sim *network.Simulation) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if etag == "" {

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"kns3.dev/kns3/scheduler/plugins/customscore/internal/simtest"
+	"kns3.dev/kns3/scheduler/plugins/internal/simtest"
 )
 
 // recorder counts attempts by result, as the plugin's metrics do.

@@ -7,7 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"kns3.dev/kns3/scheduler/plugins/customscore/internal/simtest"
+	"kns3.dev/kns3/scheduler/plugins/internal/simtest"
+	"kns3.dev/kns3/scheduler/plugins/network"
 )
 
 // etagServer serves body tagged etag (no tag when etag is ""), answering 304
@@ -105,7 +106,7 @@ func TestConditionalRequestsIgnored(t *testing.T) {
 	srv := &etagServer{body: simtest.GoodBody, etag: `"v1"`, honor: false}
 	ts, _ := simtest.CountingServer(t, func(_ int32, w http.ResponseWriter, r *http.Request) { srv.ServeHTTP(w, r) })
 	c := testClient(ts.URL, nil)
-	var prev *Simulation
+	var prev *network.Simulation
 	for i := 0; i < 3; i++ {
 		sim, _, err := c.Fetch(context.Background(), 1, time.Second)
 		if err != nil {
@@ -134,8 +135,8 @@ func TestNotModifiedToUnconditionalRequest(t *testing.T) {
 func TestOnNewAnswer(t *testing.T) {
 	srv := &etagServer{body: simtest.GoodBody, etag: `"v1"`, honor: true}
 	ts, _ := simtest.CountingServer(t, func(_ int32, w http.ResponseWriter, r *http.Request) { srv.ServeHTTP(w, r) })
-	var heard []*Simulation
-	c := testClient(ts.URL, func(o *testOptions) { o.OnNewAnswer = func(s *Simulation) { heard = append(heard, s) } })
+	var heard []*network.Simulation
+	c := testClient(ts.URL, func(o *testOptions) { o.OnNewAnswer = func(s *network.Simulation) { heard = append(heard, s) } })
 	ctx := context.Background()
 	first, _, err := c.Fetch(ctx, 1, time.Second)
 	if err != nil {

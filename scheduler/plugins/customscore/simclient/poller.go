@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"kns3.dev/kns3/scheduler/plugins/network"
 )
 
 // Pauses between requests after a failure: 50ms, then doubling (100ms,
@@ -61,7 +63,7 @@ func NewPoller(client *Client, timeout, okPause, maxPause time.Duration) *Poller
 // Took is how long it waited for the answer.
 type Result struct {
 	Seq  uint64
-	Sim  *Simulation
+	Sim  *network.Simulation
 	Err  error
 	Took time.Duration
 }

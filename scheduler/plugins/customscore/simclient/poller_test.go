@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
-	"kns3.dev/kns3/scheduler/plugins/customscore/internal/simtest"
+	"kns3.dev/kns3/scheduler/plugins/internal/simtest"
 )
 
 // hangingServer holds every request until the client gives up, except

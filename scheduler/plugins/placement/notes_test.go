@@ -1,0 +1,98 @@
+package placement
+
+import (
+	"reflect"
+	"testing"
+
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+)
+
+// testNote says "saw <node>" of the nodes it holds.
+type testNote map[string]bool
+
+func (n testNote) Clone() fwk.StateData { return n }
+
+func (n testNote) NodeNote(node string) string {
+	if n[node] {
+		return "saw " + node
+	}
+	return ""
+}
+
+// notANote is state data under a registered key that is no Note.
+type notANote struct{}
+
+func (notANote) Clone() fwk.StateData { return notANote{} }
+
+// TestNotes: Notes reads every registered key, in the keys' order, and
+// leaves out a note silent on the node, a key nobody wrote, data that is no
+// Note and keys nobody registered.
+func TestNotes(t *testing.T) {
+	for _, key := range []fwk.StateKey{"test/b", "test/a", "test/unwritten", "test/other", "test/a"} {
+		RegisterNote(key)
+	}
+	state := framework.NewCycleState()
+	state.Write("test/b", testNote{"n1": true})
+	state.Write("test/a", testNote{"n1": true, "n2": true})
+	state.Write("test/other", notANote{})
+	state.Write("test/unregistered", testNote{"n1": true})
+
+	if got, want := Notes(state, "n1"), []string{"saw n1", "saw n1"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("Notes(n1) = %q, want %q", got, want)
+	}
+	if got, want := Notes(state, "n2"), []string{"saw n2"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("Notes(n2) = %q, want %q (test/a's only)", got, want)
+	}
+	if got := Notes(state, "n3"); got != nil {
+		t.Errorf("Notes(n3) = %q, want none", got)
+	}
+	if got := Notes(nil, "n1"); got != nil {
+		t.Errorf("Notes of no state = %q, want none", got)
+	}
+}
+
+// listingHandle lists its profile's plugins, as the scheduler's framework
+// does once built.
+type listingHandle struct {
+	fwk.Handle
+	plugins *config.Plugins
+}
+
+func (h listingHandle) ListPlugins() *config.Plugins { return h.plugins }
+
+func TestRuns(t *testing.T) {
+	profile := listingHandle{plugins: &config.Plugins{
+		PreFilter: config.PluginSet{Enabled: []config.Plugin{{Name: "A"}}},
+		PreScore:  config.PluginSet{Enabled: []config.Plugin{{Name: "B"}, {Name: "A"}}},
+	}}
+	for _, tc := range []struct {
+		name          string
+		h             fwk.Handle
+		point, plugin string
+		runs, known   bool
+	}{
+		{"enabled", profile, "PreFilter", "A", true, true},
+		{"enabled second", profile, "PreScore", "A", true, true},
+		{"not at this point", profile, "PreFilter", "B", false, true},
+		{"at no point", profile, "Score", "A", false, true},
+		{"a handle that lists nothing", listingHandle{}, "PreScore", "A", false, false},
+		{"a handle that cannot list", nil, "PreScore", "A", false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if runs, known := Runs(tc.h, tc.point, tc.plugin); runs != tc.runs || known != tc.known {
+				t.Errorf("Runs(%s, %s) = %t, %t; want %t, %t", tc.point, tc.plugin, runs, known, tc.runs, tc.known)
+			}
+		})
+	}
+}
+
+func TestRunsPanicsOnNoExtensionPoint(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Error("Runs at \"Prescore\" did not panic: a misspelt point would read as a plugin not run")
+		}
+	}()
+	Runs(listingHandle{plugins: &config.Plugins{}}, "Prescore", "A")
+}
