@@ -66,8 +66,9 @@ func newAnswerCollector() *answerCollector {
 // answers is the collector the scheduler's registry serves.
 var answers = newAnswerCollector()
 
-// add makes a's series the profile's, replacing an earlier instance's (a
-// profile reload makes the new instance before closing the old).
+// add makes a's series the profile's, replacing an earlier instance's:
+// one profile's series must not be collected twice, and the newest
+// instance is the one that schedules.
 func (c *answerCollector) add(a *answerMetrics) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
