@@ -19,7 +19,8 @@ LDFLAGS   = -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) \
              -X k8s.io/component-base/version.gitMinor=$(KUBE_MINOR)
 
 .PHONY: all build images test check fmt-check vet lint-bazel bazel-setup bazel-test go-test cache clean \
-	demo demo-delete host-setup node-image e2e bench bench-smoke race race-build integration integration-build codegen-verify nested-check
+	demo demo-delete host-setup node-image e2e bench bench-smoke race race-build integration integration-build codegen-verify nested-check \
+	monitoring-check
 
 all: build
 
@@ -72,11 +73,12 @@ host-setup:
 node-image: host-setup
 	$(GO) run ./internal/kindnode
 
-# The kind suite without Bazel.
-e2e: host-setup
+# The kind suite without Bazel. Its monitoring check runs promtool, which
+# monitoring-check installs.
+e2e: host-setup monitoring-check
 	$(GO) test -tags e2e -count=1 -timeout 60m -v ./e2e/...
 
-check: fmt-check vet lint-bazel codegen-verify nested-check
+check: fmt-check vet lint-bazel codegen-verify nested-check monitoring-check
 
 bazel-setup:
 	hack/bazel/setup.sh
@@ -84,7 +86,7 @@ bazel-setup:
 BAZEL_TARGETS ?= //...
 TEST_BAZEL_TARGETS = //... -- -//test/integration:integration_test
 
-bazel-test: bazel-setup host-setup
+bazel-test: bazel-setup host-setup monitoring-check
 	$(BAZEL) test $(BAZEL_FLAGS) $(BAZEL_TARGETS)
 
 lint-bazel: bazel-setup
@@ -141,6 +143,11 @@ build:
 
 vet:
 	$(GO) vet -tags e2e,perf ./...
+
+# deploy/monitoring's alert rules under promtool's unit tests; installs
+# Debian's prometheus package for promtool when it is missing.
+monitoring-check:
+	hack/monitoring/check.sh
 
 # The kind node's pod network plugin lives in a module of its own, outside
 # ./...: vet it and run its unit tests (pure functions, no root needed).

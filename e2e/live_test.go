@@ -42,7 +42,8 @@ var liveShape = netshape.Shape{RateMbit: 20, Loss: 0.05}
 // simulator measuring through them; a 5 s window here), and checks that a
 // live score moves only when the network does: identical healthy workers
 // score the same in every window and share pods as the default scheduler
-// would; a shaped link, or 2 % loss alone, ranks its worker below the
+// would (then, with every node measured, deploy/monitoring's alerts and
+// dashboard are evaluated on a real scrape); a shaped link, or 2 % loss alone, ranks its worker below the
 // others within two windows, and healed it ties again within two; a busy
 // worker is not a slow network; a forged echo sets off no answers. Then
 // the value benchmark runs on the same install.
@@ -68,6 +69,11 @@ func TestLiveNetwork(t *testing.T) {
 		Assess("identical healthy workers score the same in every window, and take pods as the default scheduler gives them",
 			func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 				clusterFrom(ctx, t).healthyWorkersTie(ctx)
+				return ctx
+			}).
+		Assess("a scraper bound by deploy/monitoring's RBAC scrapes the scheduler, and every alert and dashboard query evaluates on what it served",
+			func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+				clusterFrom(ctx, t).alertsEvaluateOnAScrape(ctx)
 				return ctx
 			}).
 		Assess("a shaped worker ranks below within two windows, is avoided and listed as drifted, and ties again once healed",

@@ -82,6 +82,12 @@ func Apply(ctx context.Context, cfg *rest.Config, dir string) error {
 			return err
 		}
 	}
+	return ApplyObjects(ctx, cfg, objs)
+}
+
+// ApplyObjects server-side applies objs, in order: what Render gave, or a
+// part of it.
+func ApplyObjects(ctx context.Context, cfg *rest.Config, objs []*unstructured.Unstructured) error {
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 	"k8s.io/component-base/metrics/legacyregistry"
 
 	"kns3.dev/kns3/scheduler/plugins/customscore/breaker"
+	"kns3.dev/kns3/scheduler/plugins/placement"
 )
 
 const metricsSubsystem = "kns3_simulator"
@@ -63,12 +64,13 @@ var (
 		StabilityLevel: metrics.ALPHA,
 	}, []string{profileLabel})
 
-	// SimulationAge is, in Background mode, the age of the simulation the
-	// last scheduling cycle found.
-	SimulationAge = metrics.NewGaugeVec(&metrics.GaugeOpts{
+	// MaxSimulationAge is the profile's maxSimulationAge arg, beside the
+	// simulation's age (answermetrics.go), so that an alert compares the
+	// two whatever each profile set.
+	MaxSimulationAge = metrics.NewGaugeVec(&metrics.GaugeOpts{
 		Subsystem:      metricsSubsystem,
-		Name:           "simulation_age_seconds",
-		Help:           "In Background refresh mode, the age of the newest simulation when the last scheduling cycle read it.",
+		Name:           "max_simulation_age_seconds",
+		Help:           "The profile's maxSimulationAge: in Background refresh mode, the age past which a simulation is not used.",
 		StabilityLevel: metrics.ALPHA,
 	}, []string{profileLabel})
 
@@ -88,7 +90,8 @@ var (
 // registry, served on its /metrics endpoint.
 func registerMetrics() {
 	registerOnce.Do(func() {
-		legacyregistry.MustRegister(AttemptsTotal, CallDuration, FallbacksTotal, ScoredCyclesTotal, BreakerState, SimulationAge, DriftedPods)
+		legacyregistry.MustRegister(AttemptsTotal, CallDuration, FallbacksTotal, ScoredCyclesTotal, BreakerState, MaxSimulationAge, DriftedPods)
+		legacyregistry.CustomMustRegister(answers)
 	})
 }
 
@@ -104,8 +107,14 @@ type profileMetrics struct {
 	fallbacks    map[string]int64
 }
 
+// newProfileMetrics starts the profile's counters at 0, so that a share of
+// cycles can be computed before the first of each kind.
 func newProfileMetrics(profile string) *profileMetrics {
 	registerMetrics()
+	ScoredCyclesTotal.WithLabelValues(profile)
+	for _, reason := range []string{placement.FallbackSimulatorFailed, placement.FallbackBreakerOpen, placement.FallbackStale, placement.FallbackNoneScored} {
+		FallbacksTotal.WithLabelValues(profile, reason)
+	}
 	return &profileMetrics{profile: profile, fallbacks: map[string]int64{}}
 }
 
@@ -143,14 +152,8 @@ func (m *profileMetrics) counts() (scored int64, fallbacks map[string]int64) {
 	return m.scoredCycles.Load(), maps.Clone(m.fallbacks)
 }
 
-// simulationAge records the age of the newest simulation; a negative age
-// says there is none yet.
-func (m *profileMetrics) simulationAge(age time.Duration) {
-	v := age.Seconds()
-	if age < 0 {
-		v = -1
-	}
-	SimulationAge.WithLabelValues(m.profile).Set(v)
+func (m *profileMetrics) maxSimulationAge(d time.Duration) {
+	MaxSimulationAge.WithLabelValues(m.profile).Set(d.Seconds())
 }
 
 func (m *profileMetrics) driftedPods(n int) {

@@ -253,7 +253,7 @@ func TestBackgroundModeNeverWaits(t *testing.T) {
 
 func TestBackgroundKeepsTheNewestAnswer(t *testing.T) {
 	now := time.Unix(1000, 0)
-	r := &background{maxAge: time.Second, now: func() time.Time { return now }, metrics: newProfileMetrics(testProfile)}
+	r := &background{maxAge: time.Second, now: func() time.Time { return now }}
 	if sim, age := r.newest(); sim != nil || age != -1 {
 		t.Fatalf("newest() before any answer = %v, %v", sim, age)
 	}

@@ -60,6 +60,8 @@ type CustomScore struct {
 	// nodes are the cluster's, whose scores alone the status names; nil
 	// without informers.
 	nodes corelisters.NodeLister
+	// answers are the metrics read from the newest answer when scraped.
+	answers *answerMetrics
 	// handle is the profile's framework (nil in some tests).
 	handle fwk.Handle
 	// batch is the plugin's part in opportunistic batching (batch.go).
@@ -111,9 +113,13 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 		idle = publish.Interval
 	}
 	m.breakerState(breaker.Closed)
+	m.maxSimulationAge(args.MaxSimulationAge.Duration)
 	pl.source = newSource(args, pl.client, m, logger, idle)
 	pl.breaker, _ = pl.source.(breakerReporter)
 	pl.watchCluster(h, profile)
+	pl.answers = &answerMetrics{profile: profile, client: pl.client, nodes: pl.nodes}
+	pl.answers.ager, _ = pl.source.(simulationAger)
+	answers.add(pl.answers)
 	ctx, pl.stop = context.WithCancel(klog.NewContext(ctx, logger))
 	pl.wg.Go(func() { pl.source.run(ctx) })
 	if args.RefreshMode == apiconfig.RefreshPerCycle {
@@ -243,6 +249,9 @@ func (pl *CustomScore) Score(_ context.Context, state fwk.CycleState, _ *v1.Pod,
 // connections when the scheduler stops its framework (a profile reload, a
 // shutdown, a test's scheduler).
 func (pl *CustomScore) Close() error {
+	if pl.answers != nil {
+		answers.remove(pl.answers)
+	}
 	if pl.stop != nil {
 		pl.stop()
 		pl.wg.Wait()

@@ -54,10 +54,9 @@ func newSource(args *apiconfig.CustomScorePluginArgs, client *simclient.Client, 
 	if args.RefreshMode == apiconfig.RefreshBackground {
 		interval := args.RefreshInterval.Duration
 		return &background{
-			poller:  simclient.NewPoller(client, args.Timeout.Duration, interval, interval),
-			maxAge:  args.MaxSimulationAge.Duration,
-			now:     time.Now,
-			metrics: m,
+			poller: simclient.NewPoller(client, args.Timeout.Duration, interval, interval),
+			maxAge: args.MaxSimulationAge.Duration,
+			now:    time.Now,
 		}
 	}
 	shown := client.ShownURL()
@@ -255,10 +254,9 @@ func (s *perCycle) keepFresh(ctx context.Context) {
 // interval while it does not. Cycles take the newest simulation and never
 // wait.
 type background struct {
-	poller  *simclient.Poller
-	maxAge  time.Duration
-	now     func() time.Time
-	metrics *profileMetrics
+	poller *simclient.Poller
+	maxAge time.Duration
+	now    func() time.Time
 
 	// stamped is the last answer taken and until what it describes
 	// (network.DescribedUntil), read once per answer; the loop's alone.
@@ -327,24 +325,37 @@ func (b *background) take(res simclient.Result) {
 }
 
 // newest returns the newest simulation if it is at most maxAge old, and its
-// age either way (-1 when there is none yet): since it arrived, or since
-// the end of what it describes when that is longer ago. It never waits.
+// age either way (-1 when there is none yet). It never waits.
 func (b *background) newest() (*network.Simulation, time.Duration) {
+	sim, age := b.aged(b.now())
+	if sim == nil {
+		return nil, -1
+	}
+	if age > b.maxAge {
+		return nil, age
+	}
+	return sim, age
+}
+
+// simulationAge is the newest simulation's age at now, for the metrics
+// (answermetrics.go); false when there is none yet.
+func (b *background) simulationAge(now time.Time) (time.Duration, bool) {
+	sim, age := b.aged(now)
+	return age, sim != nil
+}
+
+// aged returns the newest simulation and its age at now: since it arrived,
+// or since the end of what it describes when that is longer ago.
+func (b *background) aged(now time.Time) (*network.Simulation, time.Duration) {
 	b.mu.Lock()
 	sim, at, until := b.latest, b.at, b.latestUntil
 	b.mu.Unlock()
 	if sim == nil {
-		b.metrics.simulationAge(-1)
-		return nil, -1
+		return nil, 0
 	}
-	now := b.now()
 	age := now.Sub(at)
 	if !until.IsZero() {
 		age = max(age, now.Sub(until))
-	}
-	b.metrics.simulationAge(age)
-	if age > b.maxAge {
-		return nil, age
 	}
 	return sim, age
 }

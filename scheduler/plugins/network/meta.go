@@ -31,6 +31,24 @@ type Metrics struct {
 	// BandwidthAtLeast says the simulator serves the bandwidth as a lower
 	// bound (its "measured" estimate's at_least).
 	BandwidthAtLeast bool
+	// Measured are the estimates of the metrics the simulator measured
+	// itself (the answer's "measured"); nil for a node it did not measure.
+	Measured *Measured
+}
+
+// Measured are a measured node's estimates; nil where a metric was not
+// measured (a scenario's number, or none).
+type Measured struct {
+	LatencyMs, BandwidthMbps, PacketLoss, LinkUseMbps *Estimate
+}
+
+// Estimate is one measured metric: its value, the ends of its 95 %
+// interval (High nil for a lower bound, or where the answer gives none)
+// and when its newest sample was taken (zero when unreadable).
+type Estimate struct {
+	Value      float64
+	Low, High  *float64
+	MeasuredAt time.Time
 }
 
 // MetaOf reads an answer's metadata and metrics in one decoding of the
@@ -48,7 +66,8 @@ func MetaOf(body []byte) Meta {
 		if bw := r.Measured.BandwidthMbps; nm.BandwidthMbps != nil && bw != nil {
 			nm.BandwidthAtLeast = bw.AtLeast
 		}
-		if nm.LatencyMs != nil || nm.BandwidthMbps != nil || nm.PacketLoss != nil {
+		nm.Measured = r.Measured.estimates()
+		if nm.LatencyMs != nil || nm.BandwidthMbps != nil || nm.PacketLoss != nil || nm.Measured != nil {
 			if m.Metrics == nil {
 				m.Metrics = map[string]Metrics{}
 			}
@@ -96,21 +115,50 @@ type wireNodeMetrics struct {
 	LatencyMs     any `json:"latency_ms"`
 	BandwidthMbps any `json:"bandwidth_mbps"`
 	PacketLoss    any `json:"packet_loss"`
-	// Measured is the optional confidence of a measured node's metrics;
-	// read are the bandwidth's interval and whether it is a lower bound,
-	// and the link's use.
-	Measured struct {
-		BandwidthMbps *struct {
-			Low        any    `json:"low"`
-			High       any    `json:"high"`
-			AtLeast    bool   `json:"at_least"`
-			MeasuredAt string `json:"measured_at"`
-		} `json:"bandwidth_mbps"`
-		LinkUseMbps *struct {
-			Value      any    `json:"value"`
-			MeasuredAt string `json:"measured_at"`
-		} `json:"link_use_mbps"`
-	} `json:"measured"`
+	// Measured is the optional confidence of a measured node's metrics.
+	Measured wireMeasured `json:"measured"`
+}
+
+type wireMeasured struct {
+	LatencyMs     *wireEstimate `json:"latency_ms"`
+	BandwidthMbps *wireEstimate `json:"bandwidth_mbps"`
+	PacketLoss    *wireEstimate `json:"packet_loss"`
+	LinkUseMbps   *wireEstimate `json:"link_use_mbps"`
+}
+
+type wireEstimate struct {
+	Value      any    `json:"value"`
+	Low        any    `json:"low"`
+	High       any    `json:"high"`
+	AtLeast    bool   `json:"at_least"`
+	MeasuredAt string `json:"measured_at"`
+}
+
+// estimates are the measured estimates with a finite value; nil when none
+// has one.
+func (w wireMeasured) estimates() *Measured {
+	var m Measured
+	for _, e := range []struct {
+		in  *wireEstimate
+		out **Estimate
+	}{
+		{w.LatencyMs, &m.LatencyMs}, {w.BandwidthMbps, &m.BandwidthMbps},
+		{w.PacketLoss, &m.PacketLoss}, {w.LinkUseMbps, &m.LinkUseMbps},
+	} {
+		if e.in == nil {
+			continue
+		}
+		v := finite(e.in.Value)
+		if v == nil {
+			continue
+		}
+		at, _ := parseTime(e.in.MeasuredAt)
+		*e.out = &Estimate{Value: *v, Low: finite(e.in.Low), High: finite(e.in.High), MeasuredAt: at}
+	}
+	if m == (Measured{}) {
+		return nil
+	}
+	return &m
 }
 
 func (r *wireMetricsByNode) UnmarshalJSON(b []byte) error {

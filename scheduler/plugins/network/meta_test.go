@@ -30,6 +30,38 @@ func TestMetaOfMetrics(t *testing.T) {
 	}
 }
 
+// The estimates behind a measured node's metrics are read with their
+// intervals and times; a node a scenario alone describes has none.
+func TestMetaOfEstimates(t *testing.T) {
+	at := time.Date(2026, 11, 30, 10, 15, 0, 0, time.UTC)
+	got := MetaOf([]byte(`{"results":{
+		"live":{"score":0.2,"latency_ms":0.09,"bandwidth_mbps":500,"packet_loss":0.041,"measured":{
+			"latency_ms":{"value":0.09,"low":0.04,"high":0.14,"samples":1643,"measured_at":"2026-11-30T10:15:00Z"},
+			"bandwidth_mbps":{"value":500,"low":500,"at_least":true,"samples":3,"measured_at":"2026-11-30T10:14:58Z"},
+			"packet_loss":{"value":NaN,"low":0,"high":1},
+			"link_use_mbps":{"value":65,"low":65,"high":65,"samples":14,"measured_at":"bad"}}},
+		"scenario":{"score":0.9,"latency_ms":2}}}`)).Metrics
+	m := got["live"].Measured
+	if m == nil || m.LatencyMs == nil || m.BandwidthMbps == nil || m.LinkUseMbps == nil {
+		t.Fatalf("live node's estimates: %+v", m)
+	}
+	if e := m.LatencyMs; e.Value != 0.09 || e.Low == nil || *e.Low != 0.04 || e.High == nil || *e.High != 0.14 || !e.MeasuredAt.Equal(at) {
+		t.Errorf("latency estimate %+v, want 0.09 [0.04, 0.14] at %s", e, at)
+	}
+	if e := m.BandwidthMbps; e.Value != 500 || e.High != nil || !e.MeasuredAt.Equal(at.Add(-2*time.Second)) {
+		t.Errorf("bandwidth estimate %+v, want a lower bound of 500 with no high end", e)
+	}
+	if m.PacketLoss != nil {
+		t.Errorf("loss estimate %+v from a value that is not finite", m.PacketLoss)
+	}
+	if e := m.LinkUseMbps; e.Value != 65 || !e.MeasuredAt.IsZero() {
+		t.Errorf("link use estimate %+v, want 65 with no time", e)
+	}
+	if s := got["scenario"]; s.Measured != nil {
+		t.Errorf("a scenario's node has estimates: %+v", s.Measured)
+	}
+}
+
 // TestMetaOf reads the metadata and the metrics of one body, in both shapes
 // of results and with the oddities the contract allows.
 func TestMetaOf(t *testing.T) {
