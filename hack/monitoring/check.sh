@@ -13,7 +13,17 @@ if ! command -v promtool >/dev/null; then
   fi
   echo "monitoring-check: installing prometheus (for promtool)"
   apt-get update -qq
+  # Only promtool is wanted: keep the package's server from starting
+  # (Debian's policy-rc.d convention), and stop it should it run anyway.
+  policy=/usr/sbin/policy-rc.d
+  had_policy=false
+  [[ -e $policy ]] && had_policy=true
+  $had_policy || { printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod +x "$policy"; }
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends prometheus >/dev/null
+  $had_policy || rm -f "$policy"
+  if command -v systemctl >/dev/null && systemctl is-active --quiet prometheus 2>/dev/null; then
+    systemctl disable --now prometheus >/dev/null 2>&1 || true
+  fi
 fi
 [[ ${1:-} == install ]] && exit 0
 
