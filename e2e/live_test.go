@@ -76,12 +76,17 @@ func TestLiveNetwork(t *testing.T) {
 				clusterFrom(ctx, t).alertsEvaluateOnAScrape(ctx)
 				return ctx
 			}).
+		Assess("after a restart, the pods created while the measurements warm up spread as the default scheduler spreads them",
+			func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+				clusterFrom(ctx, t).warmUpSpreadsAsDefault(ctx)
+				return ctx
+			}).
 		Assess("a shaped worker ranks below within two windows, is avoided and listed as drifted, and ties again once healed",
 			func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 				clusterFrom(ctx, t).shapedWorkerRanksBelow(ctx)
 				return ctx
 			}).
-		Assess("2 % loss alone ranks a worker below within two windows",
+		Assess("0.3 % loss ties; 2 % loss alone ranks a worker below within two windows",
 			func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 				clusterFrom(ctx, t).lossAloneRanksBelow(ctx)
 				return ctx

@@ -4,31 +4,45 @@ package e2e
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os/exec"
 	"strings"
 	"time"
 )
 
-// agentStall is how long stallAgents holds a probe agent off the CPU: just
-// past the probes' timeout, as a node busy creating pods can on a small
-// host, and short enough that the prober does not take the agent for
-// gone (16 echoes unanswered in a row at 100 a second).
-const agentStall = probeTimeout + 50*time.Millisecond
+// A starved agent drains its socket slowly and keeps answering: the kind
+// suite starves it for starveFor, every interval, by stopping and
+// continuing it in starveSlice slices, running starveDuty of each. Its
+// backlog grows past twice the probes' timeout, and its answers come late,
+// which is not loss: its node must score as before.
+const (
+	starveFor   = 3 * time.Second
+	starveSlice = 10 * time.Millisecond
+	starveDuty  = 0.3
+)
 
-// stallAgents stops node's probe agent for agentStall every interval until
-// ctx ends, and returns how many times it did. An agent that answers late
-// is slow, not behind a lossy link: its node must score as it did.
-func stallAgents(ctx context.Context, node string, interval time.Duration) (int, error) {
+// healthyRuns is how many times the healthy check runs in a row: once in
+// make test; more to measure how steady the tie is.
+var healthyRuns = flag.Int("kns3.healthy-runs", 1, "how many times the identical-workers check runs in a row")
+
+// starveAgents starves node's probe agent for starveFor every interval
+// until ctx ends, and returns how many times it did.
+func starveAgents(ctx context.Context, node string, interval time.Duration) (int, error) {
 	// Processes come and go while the list is read: what vanished is not
 	// the agent.
-	find := `for p in /proc/[0-9]*; do case "$(tr '\0' ' ' 2>/dev/null <$p/cmdline)" in */kns-3-simulator\ --agent*) echo ${p#/proc/};; esac; done 2>/dev/null`
+	find := `for p in /proc/[0-9]*; do case "$(tr '\0' ' ' 2>/dev/null <$p/cmdline)" in */kns-3-simulator\ --agent\ *) echo ${p#/proc/};; esac; done 2>/dev/null`
 	out, err := exec.CommandContext(ctx, "docker", "exec", node, "sh", "-c", find).Output()
 	pids := strings.Fields(string(out))
 	if err != nil || len(pids) != 1 {
 		return 0, fmt.Errorf("finding the probe agent on %s: %v: want one process, found %q", node, err, out)
 	}
-	stall := fmt.Sprintf("kill -STOP %s; sleep %.3f; kill -CONT %s", pids[0], agentStall.Seconds(), pids[0])
+	stopped := time.Duration(float64(starveSlice) * (1 - starveDuty))
+	running := starveSlice - stopped
+	// One shell runs the slices; the agent is always let go at the end.
+	starve := fmt.Sprintf(`end=$(( $(date +%%s%%N) + %d )); trap 'kill -CONT %[2]s' EXIT
+while [ "$(date +%%s%%N)" -lt "$end" ]; do kill -STOP %[2]s; sleep %.3f; kill -CONT %[2]s; sleep %.3f; done`,
+		starveFor.Nanoseconds(), pids[0], stopped.Seconds(), running.Seconds())
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	for n := 0; ; n++ {
@@ -38,8 +52,8 @@ func stallAgents(ctx context.Context, node string, interval time.Duration) (int,
 		case <-tick.C:
 		}
 		// Not tied to ctx: a stopped agent is always let go again.
-		if out, err := exec.Command("docker", "exec", node, "sh", "-c", stall).CombinedOutput(); err != nil {
-			return n, fmt.Errorf("stalling the probe agent on %s: %w: %s", node, err, out)
+		if out, err := exec.Command("docker", "exec", node, "sh", "-c", starve).CombinedOutput(); err != nil {
+			return n, fmt.Errorf("starving the probe agent on %s: %w: %s", node, err, out)
 		}
 	}
 }
