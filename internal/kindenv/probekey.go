@@ -70,9 +70,14 @@ func EnsureProbeKey(ctx context.Context, client kubernetes.Interface) ([]byte, e
 // needsProbeKey says whether any of objs mounts the probe key Secret.
 func needsProbeKey(objs []*unstructured.Unstructured) bool {
 	for _, o := range objs {
-		volumes, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "volumes")
-		for _, v := range volumes {
-			if name, _, _ := unstructured.NestedString(v.(map[string]any), "secret", "secretName"); name == ProbeKeySecret {
+		// Without a copy: kustomize's maps hold Go ints, which the copying
+		// helpers refuse.
+		volumes, _, _ := unstructured.NestedFieldNoCopy(o.Object, "spec", "template", "spec", "volumes")
+		list, _ := volumes.([]any)
+		for _, v := range list {
+			vm, _ := v.(map[string]any)
+			secret, _, _ := unstructured.NestedFieldNoCopy(vm, "secret", "secretName")
+			if secret == ProbeKeySecret {
 				return true
 			}
 		}

@@ -28,14 +28,13 @@ func trainWireBytes(packets int) float64 {
 }
 
 // TrainCycle is how long the budget takes to send each of n nodes one
-// train, after echoes and hellos: at scale, trains are rarer than
-// windows.
+// train, after echoes: at scale, trains are rarer than windows. Hellos go
+// only to agents not yet named, once, and are left out.
 func TrainCycle(cfg Config, n int) time.Duration {
 	if n == 0 {
 		return 0
 	}
-	hellos := float64(n) * helloWireBytes / cfg.Window.Seconds()
-	left := cfg.BudgetBytesPerSecond - EchoRate(cfg, n)*echoWireBytes - hellos
+	left := cfg.BudgetBytesPerSecond - EchoRate(cfg, n)*echoWireBytes
 	perWindow := float64(n) * trainsPerWindow * trainWireBytes(cfg.TrainPackets) / cfg.Window.Seconds()
 	rate := math.Min(left, perWindow)
 	if rate <= 0 {
