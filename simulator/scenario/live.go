@@ -75,7 +75,9 @@ func LiveResponse(s *Scenario, m Measured) api.SimulationResponse {
 		}
 		resp.Results[name] = r
 	}
-	scores := m.Rules.Scores(scored, m.Known)
+	// A node the scenario pins is ranked by its pin, not measured: it
+	// counts neither way towards the warm-up's quorum.
+	scores := m.Rules.Scores(scored, m.Known-(len(m.Nodes)-len(scored)))
 	resp.WarmUp = scores.WarmUp
 	for name, score := range scores.Scores {
 		r := resp.Results[name]

@@ -126,3 +126,41 @@ func TestLiveLinkUseIsServedNotScored(t *testing.T) {
 		})
 	}
 }
+
+// A node the scenario pins by score is not measured for ranking: it
+// counts neither way towards the warm-up's quorum, so three nodes measured
+// in full beside a fourth that is pinned rank, and a node found but not
+// yet measured still holds the ranking back.
+func TestLiveResponseWarmUpLeavesPinsOut(t *testing.T) {
+	full := func() api.Measurements {
+		return api.Measurements{LatencyMs: est(0.1), BandwidthMbps: est(1000), PacketLoss: est(0)}
+	}
+	s, err := Parse("s.yaml", []byte("nodes: {pinned: {score: 0.4}, overridden: {latency_ms: 4, bandwidth_mbps: 1000, packet_loss: 0.01}}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		known int
+		warm  bool
+	}{
+		{"every agent answered", 4, false},
+		{"a fifth agent found, not yet measured", 5, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := Measured{At: time.Unix(1000, 0), Rules: livescore.DefaultRules(), Known: tc.known, Nodes: map[string]api.Measurements{
+				"a": full(), "b": full(), "overridden": full(), "pinned": full(),
+			}}
+			resp := LiveResponse(s, m)
+			if (resp.WarmUp != nil) != tc.warm {
+				t.Fatalf("warm-up %+v, want warming up %v", resp.WarmUp, tc.warm)
+			}
+			if got := resp.Results["pinned"].Score; got != 0.4 {
+				t.Errorf("the pinned node scores %v, want its pin 0.4", got)
+			}
+			if over := resp.Results["overridden"].Score; tc.warm != (over == 0) {
+				t.Errorf("the node with overridden metrics scores %v while warming up %v", over, tc.warm)
+			}
+		})
+	}
+}
