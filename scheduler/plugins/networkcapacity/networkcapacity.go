@@ -165,7 +165,10 @@ func (pl *NetworkCapacity) EventsToRegister(context.Context) ([]fwk.ClusterEvent
 // ranking: a node's score depends on the pod only through its declared
 // need. A placement changes only the chosen node's count, and upstream's
 // batching filters and scores that node again before it reuses the rest
-// of the ranking, so the nodes it reuses still hold.
+// of the ranking, so the nodes it reuses still hold. The re-score reads
+// the batch's simulation from the cycle CustomScorePlugin's re-score
+// leaves; were it missing, PreScore would skip and upstream would re-rank
+// the batch without this plugin.
 func (pl *NetworkCapacity) SignPod(_ context.Context, pod *v1.Pod) ([]fwk.SignFragment, *fwk.Status) {
 	return []fwk.SignFragment{
 		{Key: ingressSignerName, Value: pod.Annotations[IngressBandwidthAnnotation]},
