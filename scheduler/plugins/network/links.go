@@ -16,8 +16,9 @@ type Link struct {
 	// and the high end is for a lower bound too.
 	BandwidthLowMbps, BandwidthHighMbps float64
 	// RankedBandwidthMbps is the bandwidth to rank the link at: a faster
-	// link's, when the two cannot be told apart (tieBandwidths), else
-	// BandwidthMbps. Noise must not rank nodes.
+	// link's, when the two cannot be told apart or differ too little to
+	// count (tieBandwidths), else BandwidthMbps. Noise and trivia must not
+	// rank nodes.
 	RankedBandwidthMbps float64
 	// UseMbps is the traffic already on the link when UseMeasured.
 	UseMbps     float64

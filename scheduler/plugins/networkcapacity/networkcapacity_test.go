@@ -517,9 +517,10 @@ func answerWithin(links map[string][3]float64) []byte {
 	return []byte(fmt.Sprintf(`{"results": {%s}, "timestamp": %q, "window_seconds": 5}`, strings.Join(entries, ","), measuredAt.Format(time.RFC3339)))
 }
 
-// Noise does not rank: bandwidths within each other's served intervals
-// rank as the faster one, so links differ by their use and counted pods
-// alone. The intervals are narrowed by tieNarrowing (×0.707): ±10 Mbit/s
+// Noise and trivia do not rank: bandwidths within each other's served
+// intervals, or less than a fifth apart, rank as the faster one
+// (simulator/api/ties), so links differ by their use and counted pods
+// alone. The intervals are narrowed by ties.Narrowing (×0.707): ±10 Mbit/s
 // reaches 7.07.
 func TestNoiseDoesNotRank(t *testing.T) {
 	tests := []struct {
@@ -543,10 +544,15 @@ func TestNoiseDoesNotRank(t *testing.T) {
 		nodes: []fwk.NodeInfo{node("fast"), node("slow")},
 		want:  map[string]int64{"fast": 100, "slow": 25},
 	}, {
-		name:  "a link beyond the fastest's noise starts a group of its own, though within a tied link's",
-		links: map[string][3]float64{"a": {100, 90, 110}, "b": {94, 84, 104}, "c": {84, 74, 94}},
+		name:  "told apart, but less than a fifth apart: too little to count",
+		links: map[string][3]float64{"a": {100, 99, 101}, "b": {85, 84, 86}},
+		nodes: []fwk.NodeInfo{node("a"), node("b")},
+		want:  map[string]int64{"a": 100, "b": 100}, // as measured: 100 and 85
+	}, {
+		name:  "a link beyond the fastest's reach starts a group of its own, though within a tied link's",
+		links: map[string][3]float64{"a": {100, 90, 110}, "b": {94, 84, 104}, "c": {70, 60, 80}},
 		nodes: []fwk.NodeInfo{node("a"), node("b"), node("c")},
-		want:  map[string]int64{"a": 100, "b": 100, "c": 84},
+		want:  map[string]int64{"a": 100, "b": 100, "c": 70},
 	}, {
 		name:  "an unresolved interval, wider than the links are apart, ties them",
 		links: map[string][3]float64{"fast": {100, 20, 180}, "slow": {25, 5, 60}},
@@ -586,7 +592,7 @@ func TestLowerBoundKeepsItsBound(t *testing.T) {
 func TestDescribeNoise(t *testing.T) {
 	_, state := scoreCycle(t, newPlugin(t, measuredAt.Add(time.Second)),
 		answerWithin(map[string][3]float64{"a": {98, 88, 108}, "b": {103, 93, 113}}), []fwk.NodeInfo{node("a"), node("b")})
-	want := "link: 98 Mbit/s free of 98 Mbit/s, 78 Mbit/s of it below the 80 % fill target (use not measured; 0 Mbit/s counted for 0 pods placed since the measurement; ranked as 103 Mbit/s, within the measurement's noise of a faster link)"
+	want := "link: 98 Mbit/s free of 98 Mbit/s, 78 Mbit/s of it below the 80 % fill target (use not measured; 0 Mbit/s counted for 0 pods placed since the measurement; ranked as 103 Mbit/s, within the measurement's noise or a fifth of a faster link)"
 	if got := linkNote(state, "a"); got != want {
 		t.Errorf("linkNote(a) = %q, want %q", got, want)
 	}
