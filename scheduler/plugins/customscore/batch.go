@@ -174,7 +174,8 @@ func (pl *CustomScore) rescore(ctx context.Context, state fwk.CycleState, pod *v
 		// Not reached: a batch starts from a cycle that scored in full.
 		return fwk.AsStatus(fmt.Errorf("re-scoring pod %s inside a batch with no ranking kept", klog.KObj(pod)))
 	}
-	cs := &placement.Cycle{Scores: r.cycle.Scores, Feasible: make([]string, len(nodes)), Fallback: r.cycle.Fallback, Simulation: r.cycle.Simulation}
+	cs := &placement.Cycle{Scores: r.cycle.Scores, Feasible: make([]string, len(nodes)), Fallback: r.cycle.Fallback,
+		Simulation: r.cycle.Simulation, WarmUp: r.cycle.WarmUp}
 	for i, n := range nodes {
 		cs.Feasible[i] = n.Node().Name
 	}

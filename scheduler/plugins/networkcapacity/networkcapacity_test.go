@@ -376,7 +376,7 @@ func filterNodes(t *testing.T, pl *NetworkCapacity, body []byte, pod *v1.Pod, no
 	ctx := context.Background()
 	state := framework.NewCycleState()
 	if body != nil {
-		network.WriteHeld(state, &network.Simulation{Body: body})
+		network.WriteHeld(state, decoded(t, body))
 	}
 	if _, s := pl.PreFilter(ctx, state, pod, nodes); s.IsSkip() {
 		return nil

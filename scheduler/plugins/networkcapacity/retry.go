@@ -59,8 +59,13 @@ func (r *retrier) started() {
 	})
 }
 
-// heard keeps sim and wakes run; it never blocks the refresh loop.
+// heard keeps sim and wakes run; it never blocks the refresh loop. A
+// warming-up simulator's answer is not heard: the filter judges nothing by
+// it, so it can let in no pod the filter rejected.
 func (r *retrier) heard(sim *network.Simulation) {
+	if sim.WarmUp != nil {
+		return
+	}
 	r.newest.Store(sim)
 	select {
 	case r.wake <- struct{}{}:
@@ -83,11 +88,15 @@ func (r *retrier) run() {
 // retryNewest asks the scheduling queue to retry the pods the newest
 // simulation heard may let in.
 func (r *retrier) retryNewest(logger klog.Logger) {
+	sim := r.newest.Load()
+	if sim == nil {
+		return
+	}
 	pods, err := r.pods.List(labels.Everything())
 	if err != nil {
 		return
 	}
-	if retry := retryable(pods, r.newest.Load().Links()); len(retry) > 0 {
+	if retry := retryable(pods, sim.Links()); len(retry) > 0 {
 		logger.V(2).Info("Retrying the pods the filter rejected: a new measurement may have freed a link", "pods", len(retry))
 		r.activator.Activate(logger, retry)
 	}
