@@ -105,9 +105,17 @@ func numberOf(v any) number {
 	return number{}
 }
 
-// link judges r: false when it gives no finite bandwidth of at least 0.
+// MaxMbps is the most a link's bandwidth or use can read, 1 Pbit/s: a
+// thousand times the fastest NIC. A larger number is no measurement but a
+// corrupt or hostile answer, and read as one it would overflow what the
+// plugins rank by (a score in kbit/s is an int64).
+const MaxMbps = 1e9
+
+// link judges r: false when it gives no finite bandwidth from 0 to
+// MaxMbps. A use above MaxMbps is none, and an interval's end above it no
+// end.
 func (r linkReading) link(stamp time.Time, window time.Duration) (Link, bool) {
-	if !r.bandwidth.ok || r.bandwidth.v < 0 {
+	if !r.bandwidth.ok || r.bandwidth.v < 0 || r.bandwidth.v > MaxMbps {
 		return Link{}, false
 	}
 	bw := r.bandwidth.v
@@ -116,11 +124,11 @@ func (r linkReading) link(stamp time.Time, window time.Duration) (Link, bool) {
 	if r.low.ok && r.low.v >= 0 && r.low.v <= bw {
 		l.BandwidthLowMbps = r.low.v
 	}
-	if r.high.ok && r.high.v >= bw && !r.atLeast {
+	if r.high.ok && r.high.v >= bw && r.high.v <= MaxMbps && !r.atLeast {
 		l.BandwidthHighMbps = r.high.v
 	}
 	newest, _ := parseTime(r.bandwidthAt)
-	if r.use.ok && r.use.v >= 0 {
+	if r.use.ok && r.use.v >= 0 && r.use.v <= MaxMbps {
 		l.UseMbps, l.UseMeasured = r.use.v, true
 		if t, ok := parseTime(r.useAt); ok {
 			newest = t

@@ -113,7 +113,21 @@ func (pl *NetworkCapacity) Score(_ context.Context, state fwk.CycleState, _ *v1.
 	if err != nil {
 		return 0, fwk.AsStatus(err)
 	}
-	return int64(math.Round(cs.Nodes[nodeInfo.Node().Name].rankMbps() * 1000)), nil
+	return kbps(cs.Nodes[nodeInfo.Node().Name].rankMbps()), nil
+}
+
+// kbps is mbps in whole kbit/s, clamped to an int64: a bandwidth beyond it
+// (network.MaxMbps bounds what an answer gives) must not wrap to a
+// negative score, which the framework rejects, failing the cycle.
+func kbps(mbps float64) int64 {
+	switch v := math.Round(mbps * 1000); {
+	case v >= math.MaxInt64: // 2^63, as a float64
+		return math.MaxInt64
+	case v > 0:
+		return int64(v)
+	default: // 0, and NaN
+		return 0
+	}
 }
 
 // ScoreExtensions returns the plugin itself, which normalizes its scores.
