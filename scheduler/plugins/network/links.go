@@ -44,14 +44,21 @@ func (l Link) FreeMbps() float64 {
 // call, then returns the same map, which readers must not change: a
 // Background simulation is shared by many cycles.
 func (s *Simulation) Links() map[string]Link {
-	s.linksOnce.Do(func() { s.links = linksOf(s.Body) })
+	s.linksOnce.Do(func() { s.links, s.window = linksOf(s.Body) })
 	return s.links
 }
 
-// linksOf reads the links an answer describes: in one pass without
-// reflection when the answer has the common shape (fastLinkReadings), else
-// with encoding/json. Both give the same links.
-func linksOf(body []byte) map[string]Link {
+// Window is the window the answer's numbers average over, its
+// window_seconds; 0 when it names none. It is read with the links, once.
+func (s *Simulation) Window() time.Duration {
+	s.Links()
+	return s.window
+}
+
+// linksOf reads the links an answer describes, and its window: in one pass
+// without reflection when the answer has the common shape
+// (fastLinkReadings), else with encoding/json. Both give the same links.
+func linksOf(body []byte) (map[string]Link, time.Duration) {
 	r, ok := fastLinkReadings(body)
 	if !ok {
 		r = slowLinkReadings(body)
@@ -70,7 +77,7 @@ func linksOf(body []byte) map[string]Link {
 		links[node] = l
 	}
 	tieBandwidths(links)
-	return links
+	return links, window
 }
 
 // linkReadings are what an answer says of links, as read off the wire and

@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"kns3.dev/kns3/scheduler/plugins/score"
 )
@@ -37,9 +38,10 @@ type Simulation struct {
 	// Nothing should be ranked or filtered by such an answer.
 	WarmUp *WarmUp
 
-	// links is what Links read off Body, once.
+	// links and window are what Links read off Body, once.
 	linksOnce sync.Once
 	links     map[string]Link
+	window    time.Duration
 }
 
 // WarmUp is how far a warming-up simulator's measurements are from

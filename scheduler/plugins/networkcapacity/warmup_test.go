@@ -55,7 +55,7 @@ func TestRetrierIgnoresAWarmingUpAnswer(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	activated := make(activations, 10)
-	r := &retrier{ctx: ctx, activator: activated, pods: corelisters.NewPodLister(indexer), wake: make(chan struct{}, 1)}
+	r := &retrier{ctx: ctx, activator: activated, pods: corelisters.NewPodLister(indexer), wake: make(chan struct{}, 1), now: time.Now}
 	r.heard(decoded(t, warmingUp(answer(map[string][2]float64{"a": {100, 20}}))))
 	if len(r.wake) != 0 {
 		t.Error("a warming-up answer woke the retrier")
