@@ -44,11 +44,39 @@ func answerAtLeast(links map[string][2]float64, atLeast map[string]bool) []byte 
 	return []byte(fmt.Sprintf(`{"results": {%s}, "timestamp": %q, "window_seconds": 5}`, strings.Join(entries, ","), measuredAt.Format(time.RFC3339)))
 }
 
-// boundAt is a pod bound to its node at t, declaring annotations.
+// boundAt is a pod bound to its node at t, its containers ready at once,
+// declaring annotations.
 func boundAt(name string, t time.Time, annotations map[string]string) *v1.Pod {
+	return readyAt(name, t, t, annotations)
+}
+
+// readyAt is a pod bound to its node at bound whose containers became
+// ready at ready, declaring annotations.
+func readyAt(name string, bound, ready time.Time, annotations map[string]string) *v1.Pod {
+	p := pulling(name, bound, annotations)
+	p.Status.Conditions = append(p.Status.Conditions,
+		v1.PodCondition{Type: v1.ContainersReady, Status: v1.ConditionTrue, LastTransitionTime: metav1.NewTime(ready)},
+		v1.PodCondition{Type: v1.PodReady, Status: v1.ConditionTrue, LastTransitionTime: metav1.NewTime(ready)})
+	return p
+}
+
+// notReadyNow is p with its containers no longer ready: a container
+// restarting.
+func notReadyNow(p *v1.Pod) *v1.Pod {
+	for i := range p.Status.Conditions {
+		if p.Status.Conditions[i].Type != v1.PodScheduled {
+			p.Status.Conditions[i].Status = v1.ConditionFalse
+		}
+	}
+	return p
+}
+
+// pulling is a pod bound to its node at bound whose containers are not
+// ready yet (its image still pulling), declaring annotations.
+func pulling(name string, bound time.Time, annotations map[string]string) *v1.Pod {
 	p := st.MakePod().Name(name).Namespace("default").Obj()
 	p.Annotations = annotations
-	p.Status.Conditions = []v1.PodCondition{{Type: v1.PodScheduled, Status: v1.ConditionTrue, LastTransitionTime: metav1.NewTime(t)}}
+	p.Status.Conditions = []v1.PodCondition{{Type: v1.PodScheduled, Status: v1.ConditionTrue, LastTransitionTime: metav1.NewTime(bound)}}
 	return p
 }
 
@@ -171,6 +199,21 @@ func TestScoresFreeBandwidth(t *testing.T) {
 		name:  "a pod placed just before the window, still starting, is counted",
 		links: map[string][2]float64{"a": {100, 0}, "b": {100, 0}},
 		nodes: []fwk.NodeInfo{node("a", boundAt("starting", starting, declares("30M"))), node("b")},
+		want:  map[string]int64{"a": 63, "b": 100},
+	}, {
+		name:  "a pod bound well before the window, its image still pulling, is counted: no measurement holds it",
+		links: map[string][2]float64{"a": {100, 0}, "b": {100, 0}},
+		nodes: []fwk.NodeInfo{node("a", pulling("pulling", before, declares("30M"))), node("b")},
+		want:  map[string]int64{"a": 63, "b": 100},
+	}, {
+		name:  "a pod bound well before the window, ready only inside it, is counted",
+		links: map[string][2]float64{"a": {100, 0}, "b": {100, 0}},
+		nodes: []fwk.NodeInfo{node("a", readyAt("slow-start", before, after, declares("30M"))), node("b", readyAt("ready", before, before, declares("30M")))},
+		want:  map[string]int64{"a": 63, "b": 100},
+	}, {
+		name:  "a pod ready once, its containers not ready now, is counted",
+		links: map[string][2]float64{"a": {100, 0}, "b": {100, 0}},
+		nodes: []fwk.NodeInfo{node("a", notReadyNow(readyAt("restarting", before, before, declares("30M")))), node("b")},
 		want:  map[string]int64{"a": 63, "b": 100},
 	}, {
 		name:  "the larger of ingress and egress counts",
