@@ -212,8 +212,17 @@ func (pl *CustomScore) PreScore(ctx context.Context, state fwk.CycleState, pod *
 // rank fills cs, whose Feasible nodes are set, from the cycle's
 // simulation (nil: none, for the reason fallback) and counts the cycle in
 // the metrics. It returns Skip when the cycle has nothing to score with.
+// A warming-up simulator's answer (its scores all 0 for the nodes it has
+// measured) is nothing to score with either, and it leaves no simulation
+// in the cycle: the profile's other plugins that read it
+// (NetworkCapacity) skip too.
 func (pl *CustomScore) rank(ctx context.Context, cs *placement.Cycle, pod *v1.Pod, sim *network.Simulation, fallback string) *fwk.Status {
 	logger := klog.FromContext(ctx)
+	if sim != nil && sim.WarmUp != nil {
+		logger.V(2).Info("Simulator is warming up: too few nodes measured in full to rank them; scoring skipped", "pod", klog.KObj(pod),
+			"measuredInFull", sim.WarmUp.MeasuredInFull, "nodes", sim.WarmUp.Nodes, "quorum", sim.WarmUp.Quorum)
+		sim, fallback, cs.WarmUp = nil, placement.FallbackWarmingUp, sim.WarmUp
+	}
 	if sim == nil {
 		pl.metrics.fallback(fallback)
 		cs.Fallback = fallback

@@ -45,8 +45,10 @@ var (
 // mode, the last answer in PerCycle mode (which asks anew only in
 // PreScore, after Filter), either only while younger than
 // maxSimulationAge. It skips, so that Filter lets every node through, for
-// a pod that declares nothing (an estimate is no requirement) and when no
-// simulation is held.
+// a pod that declares nothing (an estimate is no requirement), when no
+// simulation is held, and when the simulator is warming up: it does not
+// rank by such an answer, and the filter judges by nothing it does not
+// rank by.
 func (pl *NetworkCapacity) PreFilter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
 	need, ok := declaredMbps(pod)
 	if !ok {
@@ -55,6 +57,10 @@ func (pl *NetworkCapacity) PreFilter(ctx context.Context, state fwk.CycleState, 
 	sim := network.Held(state)
 	if sim == nil {
 		klog.FromContext(ctx).V(4).Info("No simulation held before Filter: free bandwidth not filtered", "plugin", Name, "pod", klog.KObj(pod))
+		return nil, fwk.NewStatus(fwk.Skip)
+	}
+	if sim.WarmUp != nil {
+		klog.FromContext(ctx).V(4).Info("Simulator warming up: free bandwidth not filtered", "plugin", Name, "pod", klog.KObj(pod))
 		return nil, fwk.NewStatus(fwk.Skip)
 	}
 	links := sim.Links()

@@ -23,8 +23,8 @@ const (
 // transition time is kept to the second.
 const timeGranularity = time.Second
 
-// podStartGrace is how long after its placement a pod's traffic may take
-// to start: its containers are created and started first.
+// podStartGrace is how long after its containers became ready a pod's
+// traffic may take to start: its clients find it and connect first.
 const podStartGrace = 5 * time.Second
 
 // needMbps is what pod is counted at on its node's link: its declared
@@ -55,13 +55,22 @@ func declaredMbps(pod *v1.Pod) (float64, bool) {
 	return need, declared
 }
 
-// placedAt is when pod was placed on its node: when it was bound
-// (its PodScheduled condition turned true), or now for a pod the
-// scheduler assumed and has not bound yet.
-func placedAt(pod *v1.Pod, now time.Time) time.Time {
-	for _, c := range pod.Status.Conditions {
-		if c.Type == v1.PodScheduled && c.Status == v1.ConditionTrue && !c.LastTransitionTime.IsZero() {
-			return c.LastTransitionTime.Time
+// startedAt is when pod's traffic may have started on its node: when its
+// containers became ready (its ContainersReady condition turned true, or
+// its Ready condition in a status without that one). A pod not ready, bound
+// or assumed and not yet bound, is as if placed now: a pod still pulling
+// its image, or starting, or whose containers are restarting, is in no
+// measurement yet, however long ago it was bound.
+func startedAt(pod *v1.Pod, now time.Time) time.Time {
+	for _, t := range []v1.PodConditionType{v1.ContainersReady, v1.PodReady} {
+		for _, c := range pod.Status.Conditions {
+			if c.Type != t {
+				continue
+			}
+			if c.Status == v1.ConditionTrue && !c.LastTransitionTime.IsZero() {
+				return c.LastTransitionTime.Time
+			}
+			return now
 		}
 	}
 	return now
@@ -69,11 +78,12 @@ func placedAt(pod *v1.Pod, now time.Time) time.Time {
 
 // countPlacedSince sums the need of the pods on node that the numbers
 // averaged over a window from windowStart do not wholly hold, and counts
-// them: pods placed after the window began, less the time a pod takes to
-// start. A pod is counted at its whole need until then, even when the
-// window holds part of its traffic, which errs towards spreading; a
-// transition time is cut to the second, so a pod placed within a second
-// of the bound is counted. Pods that have finished carry no traffic.
+// them: pods not started before the window began, less the time a pod's
+// traffic takes to start (startedAt). A pod is counted at its whole need
+// until then, even when the window holds part of its traffic, which errs
+// towards spreading; a transition time is cut to the second, so a pod
+// started within a second of the bound is counted. Pods that have
+// finished carry no traffic.
 func countPlacedSince(node fwk.NodeInfo, windowStart, now time.Time, defaultMbps int64) (mbps float64, pods int) {
 	since := windowStart.Add(-timeGranularity - podStartGrace)
 	for _, pi := range node.GetPods() {
@@ -81,7 +91,7 @@ func countPlacedSince(node fwk.NodeInfo, windowStart, now time.Time, defaultMbps
 		if p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed {
 			continue
 		}
-		if placedAt(p, now).After(since) {
+		if startedAt(p, now).After(since) {
 			mbps += needMbps(p, defaultMbps)
 			pods++
 		}

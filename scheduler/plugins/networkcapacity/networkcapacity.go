@@ -104,15 +104,30 @@ func (pl *NetworkCapacity) PreScore(ctx context.Context, state fwk.CycleState, p
 }
 
 // Score is the node's free bandwidth, in kbit/s, the reserve above the
-// target utilization at a tenth, with a bandwidth within the noise of a
-// faster link's taken as that one's (Link.rankMbps); 0 for a node whose
-// link the simulation does not describe: unknown is never the best.
+// target utilization at a tenth, with a bandwidth alike a faster link's
+// (within the noise, or too little below it to count) taken as that one's
+// (Link.rankMbps); 0 for a node whose link the simulation does not
+// describe: unknown is never the best.
 func (pl *NetworkCapacity) Score(_ context.Context, state fwk.CycleState, _ *v1.Pod, nodeInfo fwk.NodeInfo) (int64, *fwk.Status) {
 	cs, err := read(state)
 	if err != nil {
 		return 0, fwk.AsStatus(err)
 	}
-	return int64(math.Round(cs.Nodes[nodeInfo.Node().Name].rankMbps() * 1000)), nil
+	return kbps(cs.Nodes[nodeInfo.Node().Name].rankMbps()), nil
+}
+
+// kbps is mbps in whole kbit/s, clamped to an int64: a bandwidth beyond it
+// (network.MaxMbps bounds what an answer gives) must not wrap to a
+// negative score, which the framework rejects, failing the cycle.
+func kbps(mbps float64) int64 {
+	switch v := math.Round(mbps * 1000); {
+	case v >= math.MaxInt64: // 2^63, as a float64
+		return math.MaxInt64
+	case v > 0:
+		return int64(v)
+	default: // 0, and NaN
+		return 0
+	}
 }
 
 // ScoreExtensions returns the plugin itself, which normalizes its scores.
@@ -122,10 +137,13 @@ func (pl *NetworkCapacity) ScoreExtensions() fwk.ScoreExtensions { return pl }
 // MaxNodeScore: in proportion, not stretched, so that two links a few
 // Mbit/s apart score a few points apart, and a full link scores 0.
 //
-// A link the probes could only measure as at least some bandwidth, on which
-// the pod fits even so, scores as the most free: two such links differ
-// only in how far the probes happened to push them, and noise must not
-// rank nodes.
+// A lower bound ranks at its bound (network.Link's RankedBandwidthMbps,
+// by the shared tie rule of simulator/api/ties), with the rule's one
+// exception, a bound that already means enough: a link the probes could
+// only measure as at least some bandwidth, on which the pod fits below the
+// fill target even so, scores as the most free. Two such links differ
+// only in how far the probes happened to push them, and more than enough
+// changes nothing.
 func (pl *NetworkCapacity) NormalizeScore(_ context.Context, state fwk.CycleState, _ *v1.Pod, scores fwk.NodeScoreList) *fwk.Status {
 	var most int64
 	for _, s := range scores {
@@ -165,7 +183,10 @@ func (pl *NetworkCapacity) EventsToRegister(context.Context) ([]fwk.ClusterEvent
 // ranking: a node's score depends on the pod only through its declared
 // need. A placement changes only the chosen node's count, and upstream's
 // batching filters and scores that node again before it reuses the rest
-// of the ranking, so the nodes it reuses still hold.
+// of the ranking, so the nodes it reuses still hold. The re-score reads
+// the batch's simulation from the cycle CustomScorePlugin's re-score
+// leaves; were it missing, PreScore would skip and upstream would re-rank
+// the batch without this plugin.
 func (pl *NetworkCapacity) SignPod(_ context.Context, pod *v1.Pod) ([]fwk.SignFragment, *fwk.Status) {
 	return []fwk.SignFragment{
 		{Key: ingressSignerName, Value: pod.Annotations[IngressBandwidthAnnotation]},
@@ -192,7 +213,7 @@ func describe(l Link) string {
 	details := fmt.Sprintf("%s; %s counted for %d %s placed since the measurement", use, mbps(l.CountedMbps), l.CountedPods, pods)
 	// Said only where it shows: two links at 98.9 and 99.4 are both 99.
 	if ranked := mbps(l.RankedBandwidthMbps); ranked != mbps(l.BandwidthMbps) {
-		details += "; ranked as " + ranked + ", within the measurement's noise of a faster link"
+		details += "; ranked as " + ranked + ", within the measurement's noise or a fifth of a faster link"
 	}
 	return fmt.Sprintf("%s free of %s, %s of it below the %d %% fill target (%s)",
 		mbps(l.FreeMbps), bw, mbps(l.BelowTargetMbps), l.TargetPercent, details)

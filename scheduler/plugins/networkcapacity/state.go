@@ -31,8 +31,8 @@ type Link struct {
 	BandwidthMbps    float64
 	BandwidthAtLeast bool
 	// RankedBandwidthMbps is the bandwidth Score ranks the link at: a
-	// faster link's, when this one's is within the noise of it
-	// (network.Link's); BandwidthMbps otherwise.
+	// faster link's, when this one's is within the noise of it or too
+	// little below it to count (network.Link's); BandwidthMbps otherwise.
 	RankedBandwidthMbps float64
 	// UseMbps is the traffic measured on it, when UseMeasured.
 	UseMbps     float64
