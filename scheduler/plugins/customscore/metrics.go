@@ -112,7 +112,7 @@ type profileMetrics struct {
 func newProfileMetrics(profile string) *profileMetrics {
 	registerMetrics()
 	ScoredCyclesTotal.WithLabelValues(profile)
-	for _, reason := range []string{placement.FallbackSimulatorFailed, placement.FallbackBreakerOpen, placement.FallbackStale, placement.FallbackNoneScored} {
+	for _, reason := range []string{placement.FallbackSimulatorFailed, placement.FallbackBreakerOpen, placement.FallbackStale, placement.FallbackNoneScored, placement.FallbackWarmingUp} {
 		FallbacksTotal.WithLabelValues(profile, reason)
 	}
 	return &profileMetrics{profile: profile, fallbacks: map[string]int64{}}
