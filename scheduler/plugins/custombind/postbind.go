@@ -18,6 +18,7 @@ import (
 
 	"kns3.dev/kns3/scheduler/apis/status"
 	"kns3.dev/kns3/scheduler/plugins/placement"
+	"kns3.dev/kns3/scheduler/plugins/profile"
 )
 
 // Name is the name of the plugin used in the plugin registry and configurations.
@@ -64,7 +65,7 @@ func (pl *CustomBind) Name() string { return Name }
 // PreScore; true when the handle cannot tell (a test's).
 func (pl *CustomBind) profileScores() bool {
 	pl.scoresOnce.Do(func() {
-		runs, known := placement.Runs(pl.handle, "PreScore", placement.ScorePlugin)
+		runs, known := profile.Runs(pl.handle, profile.PreScore, placement.ScorePlugin)
 		pl.scores = runs || !known
 	})
 	return pl.scores
