@@ -19,7 +19,6 @@ package networkcapacity
 import (
 	"context"
 	"fmt"
-	"math"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -28,6 +27,7 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 
 	apiconfig "kns3.dev/kns3/scheduler/apis/config"
+	"kns3.dev/kns3/scheduler/plugins/capacity"
 	"kns3.dev/kns3/scheduler/plugins/placement"
 )
 
@@ -78,7 +78,7 @@ func (pl *NetworkCapacity) PreScore(ctx context.Context, state fwk.CycleState, p
 		return fwk.NewStatus(fwk.Skip)
 	}
 	links := c.Simulation.Links()
-	cs := &Cycle{Nodes: make(map[string]Link, len(nodes)), NeedMbps: needMbps(pod, pl.args.DefaultPodMbps)}
+	cs := &Cycle{Nodes: make(map[string]Link, len(nodes)), NeedMbps: capacity.NeedMbps(pod, pl.args.DefaultPodMbps)}
 	now := pl.now()
 	for _, n := range nodes {
 		name := n.Node().Name
@@ -112,7 +112,7 @@ func (pl *NetworkCapacity) Score(_ context.Context, state fwk.CycleState, _ *v1.
 	if err != nil {
 		return 0, fwk.AsStatus(err)
 	}
-	return int64(math.Round(cs.Nodes[nodeInfo.Node().Name].rankMbps() * 1000)), nil
+	return capacity.RankMilli(cs.Nodes[nodeInfo.Node().Name].rankMbps()), nil
 }
 
 // ScoreExtensions returns the plugin itself, which normalizes its scores.
@@ -127,24 +127,14 @@ func (pl *NetworkCapacity) ScoreExtensions() fwk.ScoreExtensions { return pl }
 // only in how far the probes happened to push them, and noise must not
 // rank nodes.
 func (pl *NetworkCapacity) NormalizeScore(_ context.Context, state fwk.CycleState, _ *v1.Pod, scores fwk.NodeScoreList) *fwk.Status {
-	var most int64
-	for _, s := range scores {
-		most = max(most, s.Score)
-	}
+	var roomyLowerBound func(string) bool
 	if cs, err := read(state); err == nil {
-		for i, s := range scores {
-			if l, ok := cs.Nodes[s.Name]; ok && l.BandwidthAtLeast && l.BelowTargetMbps >= cs.NeedMbps {
-				scores[i].Score = most
-			}
+		roomyLowerBound = func(node string) bool {
+			l, ok := cs.Nodes[node]
+			return ok && l.BandwidthAtLeast && l.BelowTargetMbps >= cs.NeedMbps
 		}
 	}
-	for i := range scores {
-		if most == 0 {
-			scores[i].Score = 0
-			continue
-		}
-		scores[i].Score = int64(math.Round(float64(scores[i].Score) * float64(fwk.MaxNodeScore) / float64(most)))
-	}
+	capacity.Normalize(scores, roomyLowerBound)
 	return nil
 }
 

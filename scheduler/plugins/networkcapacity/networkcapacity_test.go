@@ -307,26 +307,6 @@ func TestDescribe(t *testing.T) {
 	}
 }
 
-func TestNeedMbps(t *testing.T) {
-	tests := []struct {
-		annotations map[string]string
-		want        float64
-	}{
-		{nil, 7},
-		{declares("20M"), 20},
-		{declares("1G"), 1000},
-		{map[string]string{EgressBandwidthAnnotation: "500k"}, 0.5},
-		{declares("lots"), 7},
-		{declares("-5M"), 7},
-		{map[string]string{IngressBandwidthAnnotation: "lots", EgressBandwidthAnnotation: "3M"}, 3},
-	}
-	for _, tc := range tests {
-		if got := needMbps(assumed("p", tc.annotations), 7); got != tc.want {
-			t.Errorf("needMbps(%v) = %g, want %g", tc.annotations, got, tc.want)
-		}
-	}
-}
-
 // Pods share a signature when they declare the same bandwidth, and only
 // then: the declared need is all of a pod that its scores depend on.
 func TestSignPod(t *testing.T) {
