@@ -64,6 +64,12 @@ type ProfileStatus struct {
 	// RefreshMode and Normalization are the plugin's args.
 	RefreshMode   string `json:"refreshMode"`
 	Normalization string `json:"normalization"`
+	// Scoring is each KNS-3 plugin the profile scores nodes with, in the
+	// profile's order, with its weight and what a reader needs besides
+	// Normalization and the simulation's metrics to work out the points it
+	// gives a node. Empty when the scheduler cannot list its profile's
+	// plugins.
+	Scoring []ScorePlugin `json:"scoring,omitempty"`
 	// Breaker is the circuit breaker's state (BreakerClosed, BreakerOpen);
 	// empty in Background mode, which has none.
 	Breaker string `json:"breaker,omitempty"`
@@ -80,6 +86,28 @@ type ProfileStatus struct {
 	// bounded. Advisory: KNS-3 never evicts.
 	Drift        []DriftedPod `json:"drift,omitempty"`
 	DriftOmitted int          `json:"driftOmitted,omitempty"`
+}
+
+// The KNS-3 plugins a profile may score with (ScorePlugin.Name).
+const (
+	CustomScorePlugin = "CustomScorePlugin"
+	NetworkCapacity   = "NetworkCapacity"
+)
+
+// ScorePlugin is one KNS-3 plugin a profile scores nodes with.
+type ScorePlugin struct {
+	Name string `json:"name"`
+	// Weight is the plugin's weight in the profile: a node gets weight ×
+	// the plugin's normalized score.
+	Weight int32 `json:"weight"`
+	// Capacity is NetworkCapacity's args, nil for another plugin.
+	Capacity *CapacityArgs `json:"capacity,omitempty"`
+}
+
+// CapacityArgs are the NetworkCapacity args that decide its scores.
+type CapacityArgs struct {
+	DefaultPodMbps           int64 `json:"defaultPodMbps"`
+	TargetUtilizationPercent int32 `json:"targetUtilizationPercent"`
 }
 
 // DriftedPod is one running pod whose node has drifted.

@@ -31,6 +31,7 @@ import (
 	"kns3.dev/kns3/scheduler/plugins/customscore/simclient"
 	"kns3.dev/kns3/scheduler/plugins/network"
 	"kns3.dev/kns3/scheduler/plugins/placement"
+	"kns3.dev/kns3/scheduler/plugins/profile"
 	"kns3.dev/kns3/scheduler/plugins/score"
 )
 
@@ -89,12 +90,14 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 	if err != nil {
 		return nil, err
 	}
-	profile := ""
+	profileName := ""
 	if h != nil {
-		profile = h.ProfileName()
+		profileName = h.ProfileName()
 	}
-	m := newProfileMetrics(profile)
-	logger := klog.FromContext(ctx).WithValues("plugin", Name, "profile", profile)
+	// What the status says of the plugin's points (profile.Scoring).
+	profile.DeclareScoring(h, status.ScorePlugin{Name: Name})
+	m := newProfileMetrics(profileName)
+	logger := klog.FromContext(ctx).WithValues("plugin", Name, "profile", profileName)
 	pl := &CustomScore{args: args, metrics: m, absolute: args.Normalization == apiconfig.NormalizationAbsolute, handle: h}
 	pl.batch.now = time.Now
 	var announce func(*network.Simulation)
@@ -113,15 +116,15 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 	m.breakerState(breaker.Closed)
 	pl.source = newSource(args, pl.client, m, logger, idle)
 	pl.breaker, _ = pl.source.(breakerReporter)
-	pl.watchCluster(h, profile)
+	pl.watchCluster(h, profileName)
 	ctx, pl.stop = context.WithCancel(klog.NewContext(ctx, logger))
 	pl.wg.Go(func() { pl.source.run(ctx) })
 	if args.RefreshMode == apiconfig.RefreshPerCycle {
-		pl.wg.Go(func() { warnIfShared(ctx, profile, schedconfig.Running) })
+		pl.wg.Go(func() { warnIfShared(ctx, profileName, schedconfig.Running) })
 	}
 	logConfigured(logger, args, pl.shownURL)
 	if publishing {
-		pub := publish.New(h.ClientSet(), namespace, profile, pl.statusSource(profile))
+		pub := publish.New(h.ClientSet(), namespace, profileName, pl.statusSource(profileName))
 		pl.wg.Go(func() { pub.Run(ctx) })
 	} else {
 		logger.V(1).Info("Not publishing the plugin's status: the scheduler does not know its pod's namespace",
@@ -254,10 +257,16 @@ func (pl *CustomScore) Close() error {
 // ScoreExtensions returns the plugin itself, which normalizes its scores.
 func (pl *CustomScore) ScoreExtensions() fwk.ScoreExtensions { return pl }
 
+// pointsKey is where NormalizeScore leaves the cycle's normalized scores,
+// for the placement event.
+var pointsKey = placement.PointsKey(Name)
+
 // NormalizeScore maps the scores onto [0, MaxNodeScore] as the args'
-// normalization says (score.Normalize).
-func (pl *CustomScore) NormalizeScore(_ context.Context, _ fwk.CycleState, _ *v1.Pod, scores fwk.NodeScoreList) *fwk.Status {
+// normalization says (score.Normalize), and leaves them in the cycle
+// state for the placement event (placement.WritePoints).
+func (pl *CustomScore) NormalizeScore(_ context.Context, state fwk.CycleState, _ *v1.Pod, scores fwk.NodeScoreList) *fwk.Status {
 	score.Normalize(scores, pl.absolute)
+	placement.WritePoints(state, pointsKey, scores)
 	return nil
 }
 

@@ -27,12 +27,14 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 
 	apiconfig "kns3.dev/kns3/scheduler/apis/config"
+	"kns3.dev/kns3/scheduler/apis/status"
 	"kns3.dev/kns3/scheduler/plugins/capacity"
 	"kns3.dev/kns3/scheduler/plugins/placement"
+	"kns3.dev/kns3/scheduler/plugins/profile"
 )
 
 // Name is the name of the plugin used in the plugin registry and configurations.
-const Name = "NetworkCapacity"
+const Name = status.NetworkCapacity
 
 // NetworkCapacity is the NetworkCapacity plugin. It keeps nothing between
 // cycles: what a cycle knows is in its CycleState.
@@ -62,6 +64,10 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 	}
 	klog.FromContext(ctx).V(1).Info("Plugin configured", "plugin", Name, "defaultPodMbps", args.DefaultPodMbps,
 		"targetUtilizationPercent", args.TargetUtilizationPercent)
+	// What the status says of the plugin's points (profile.Scoring): a
+	// reader counts links as the plugin does.
+	profile.DeclareScoring(h, status.ScorePlugin{Name: Name,
+		Capacity: &status.CapacityArgs{DefaultPodMbps: args.DefaultPodMbps, TargetUtilizationPercent: args.TargetUtilizationPercent}})
 	return &NetworkCapacity{args: args, now: time.Now, retry: newRetrier(ctx, h)}, nil
 }
 
@@ -126,6 +132,9 @@ func (pl *NetworkCapacity) ScoreExtensions() fwk.ScoreExtensions { return pl }
 // the pod fits even so, scores as the most free: two such links differ
 // only in how far the probes happened to push them, and noise must not
 // rank nodes.
+//
+// It leaves the scores in the cycle state for the placement event
+// (placement.WritePoints).
 func (pl *NetworkCapacity) NormalizeScore(_ context.Context, state fwk.CycleState, _ *v1.Pod, scores fwk.NodeScoreList) *fwk.Status {
 	var roomyLowerBound func(string) bool
 	if cs, err := read(state); err == nil {
@@ -135,8 +144,13 @@ func (pl *NetworkCapacity) NormalizeScore(_ context.Context, state fwk.CycleStat
 		}
 	}
 	capacity.Normalize(scores, roomyLowerBound)
+	placement.WritePoints(state, pointsKey, scores)
 	return nil
 }
+
+// pointsKey is where NormalizeScore leaves the cycle's normalized scores,
+// for the placement event.
+var pointsKey = placement.PointsKey(Name)
 
 // EventsToRegister registers what may turn Filter's rejection into a fit:
 // a pod leaving a node, whose need stops being counted and whose traffic

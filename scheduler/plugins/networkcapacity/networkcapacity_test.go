@@ -111,6 +111,10 @@ func scoreCycle(t *testing.T, pl *NetworkCapacity, body []byte, nodes []fwk.Node
 	for _, s := range list {
 		out[s.Name] = s.Score
 	}
+	// The placement event reads the same scores from the cycle state.
+	if kept, ok := placement.ReadPoints(state, Name); !ok || !cmp.Equal(kept, out) {
+		t.Errorf("points left in the cycle state %v, %t; want the normalized scores %v", kept, ok, out)
+	}
 	return out, state
 }
 

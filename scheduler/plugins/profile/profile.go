@@ -1,6 +1,8 @@
 // Package profile is what a plugin can learn of the profile it runs in
 // from the profile's framework: whether the profile runs a plugin at an
-// extension point (Runs). It lives beside the plugins and imports none;
+// extension point (Runs), and the KNS-3 plugins it scores with, with
+// their weights and what they declared of their scoring (Scoring). It
+// lives beside the plugins and imports none;
 // it reads the scheduler's own configuration types, so kubectl kns3 never
 // imports it.
 package profile

@@ -6,6 +6,8 @@ import (
 
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
+
+	"kns3.dev/kns3/scheduler/apis/status"
 )
 
 // listingHandle lists its profile's plugins, as the scheduler's framework
@@ -71,5 +73,46 @@ func TestEveryExtensionPoint(t *testing.T) {
 			t.Errorf("point %s: pluginSet = %+v, %t; want the field's set", field.Name, set, ok)
 		}
 		v.Field(i).Set(reflect.ValueOf(config.PluginSet{}))
+	}
+}
+
+// TestScoring: the KNS-3 plugins that declared their scoring, in the
+// profile's order at Score, with the profile's weights; a plugin the
+// profile does not score with, or another profile's, is left out.
+func TestScoring(t *testing.T) {
+	h := listingHandle{plugins: &config.Plugins{Score: config.PluginSet{Enabled: []config.Plugin{
+		{Name: "NodeResourcesFit", Weight: 1}, {Name: status.NetworkCapacity, Weight: 20}, {Name: status.CustomScorePlugin, Weight: 10}}}}}
+	other := listingHandle{plugins: &config.Plugins{Score: config.PluginSet{Enabled: []config.Plugin{{Name: status.CustomScorePlugin, Weight: 3}}}}}
+	capacity := &status.CapacityArgs{DefaultPodMbps: 10, TargetUtilizationPercent: 80}
+	DeclareScoring(h, status.ScorePlugin{Name: status.CustomScorePlugin})
+	DeclareScoring(h, status.ScorePlugin{Name: status.NetworkCapacity, Capacity: capacity})
+	DeclareScoring(h, status.ScorePlugin{Name: "NotScoring"})
+	DeclareScoring(nil, status.ScorePlugin{Name: "Nowhere"})
+	got, known := Scoring(h)
+	want := []status.ScorePlugin{{Name: status.NetworkCapacity, Weight: 20, Capacity: capacity}, {Name: status.CustomScorePlugin, Weight: 10}}
+	if !known || !reflect.DeepEqual(got, want) {
+		t.Errorf("Scoring = %+v, %t; want %+v", got, known, want)
+	}
+	if got, known := Scoring(other); !known || len(got) != 0 {
+		t.Errorf("Scoring of a profile where nothing declared = %+v, %t; want none, known", got, known)
+	}
+	if _, known := Scoring(nil); known {
+		t.Error("Scoring of a handle that cannot list: known")
+	}
+}
+
+// unkeyedHandle holds a slice: it cannot key a map, and must not panic.
+type unkeyedHandle struct {
+	fwk.Handle
+	names []string
+}
+
+func (h unkeyedHandle) ListPlugins() *config.Plugins { return &config.Plugins{} }
+
+func TestScoringOfAnUnkeyedHandle(t *testing.T) {
+	h := unkeyedHandle{names: []string{"x"}}
+	DeclareScoring(h, status.ScorePlugin{Name: status.CustomScorePlugin})
+	if got, known := Scoring(h); known || got != nil {
+		t.Errorf("Scoring = %+v, %t; want unknown", got, known)
 	}
 }
