@@ -197,6 +197,31 @@ type NodeMetrics struct {
 	// BandwidthAtLeast says BandwidthMbps is only a lower bound: the
 	// simulator could not measure the link above it.
 	BandwidthAtLeast bool `json:"bandwidthAtLeast,omitempty"`
+	// LinkUseMbps is the traffic measured on the node's link; nil when
+	// not measured.
+	LinkUseMbps *float64 `json:"linkUseMbps,omitempty"`
+	// Capacity is the link as NetworkCapacity counts it for a new pod
+	// when the status is written; nil when the profile does not run
+	// NetworkCapacity or the answer gives the node no bandwidth.
+	Capacity *LinkCapacity `json:"capacity,omitempty"`
+}
+
+// LinkCapacity is a node's link as NetworkCapacity counts it for a new
+// pod (scheduler/plugins/capacity).
+type LinkCapacity struct {
+	// RankedBandwidthMbps is the bandwidth NetworkCapacity ranks the link
+	// at: a faster link's, when this one's was measured within that one's
+	// noise; BandwidthMbps otherwise.
+	RankedBandwidthMbps float64 `json:"rankedBandwidthMbps"`
+	// CountedMbps is the need of the CountedPods pods placed on the node
+	// after CountedSince, which the measurement does not hold yet:
+	// declared, or the plugin's defaultPodMbps.
+	CountedMbps  float64   `json:"countedMbps"`
+	CountedPods  int       `json:"countedPods"`
+	CountedSince time.Time `json:"countedSince"`
+	// FreeMbps is what is left: BandwidthMbps − LinkUseMbps − CountedMbps,
+	// at least 0.
+	FreeMbps float64 `json:"freeMbps"`
 }
 
 // keyName is what a ConfigMap data key may hold.

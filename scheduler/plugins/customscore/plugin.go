@@ -58,9 +58,11 @@ type CustomScore struct {
 	// drift lists the running pods whose node has drifted, in the
 	// published status; nil when off or without informers.
 	drift *drift.Tracker
-	// nodes are the cluster's, whose scores alone the status names; nil
-	// without informers.
+	// nodes are the cluster's, whose scores alone the status names; pods
+	// are the cluster's, counted on their node's link in the status when
+	// the profile scores with NetworkCapacity. Nil without informers.
 	nodes corelisters.NodeLister
+	pods  corelisters.PodLister
 	// handle is the profile's framework (nil in some tests).
 	handle fwk.Handle
 	// batch is the plugin's part in opportunistic batching (batch.go).
@@ -134,17 +136,18 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 }
 
 // watchCluster takes the listers the status needs from the framework's
-// informers: the nodes, and the pods when drift is listed. Without
-// informers (a test's handle) the status names every node and lists no
-// drift.
+// informers: the nodes, and the pods, which the scheduler watches anyway
+// (drift lists them, and the status counts them on their node's link).
+// Without informers (a test's handle) the status names every node, counts
+// no link and lists no drift.
 func (pl *CustomScore) watchCluster(h fwk.Handle, profile string) {
 	if h == nil || h.SharedInformerFactory() == nil {
 		return
 	}
 	informers := h.SharedInformerFactory().Core().V1()
-	pl.nodes = informers.Nodes().Lister()
+	pl.nodes, pl.pods = informers.Nodes().Lister(), informers.Pods().Lister()
 	if pl.args.DriftMarginMilli > 0 {
-		pl.drift = drift.New(profile, pl.args.DriftMarginMilli, informers.Pods().Lister(), pl.nodes)
+		pl.drift = drift.New(profile, pl.args.DriftMarginMilli, pl.pods, pl.nodes)
 	}
 }
 
