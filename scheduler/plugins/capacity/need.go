@@ -84,8 +84,13 @@ func CountedSince(windowStart time.Time) time.Time {
 // no traffic). A pod is counted at its whole need until the window wholly
 // holds its traffic, which errs towards spreading.
 func Counted(pod *v1.Pod, windowStart, now time.Time) bool {
+	return CountedAfter(pod, CountedSince(windowStart), now)
+}
+
+// CountedAfter is Counted for a window whose CountedSince is since.
+func CountedAfter(pod *v1.Pod, since, now time.Time) bool {
 	if pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed {
 		return false
 	}
-	return PlacedAt(pod, now).After(CountedSince(windowStart))
+	return PlacedAt(pod, now).After(since)
 }
