@@ -73,6 +73,7 @@ func inNamespace(f *features.FeatureBuilder, name string) *features.FeatureBuild
 			if err != nil {
 				t.Fatal(err)
 			}
+			c.feature = t
 			return context.WithValue(ctx, clusterKey{}, c)
 		}).
 		WithTeardown("delete namespace "+name, func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
@@ -99,11 +100,14 @@ func inNamespace(f *features.FeatureBuilder, name string) *features.FeatureBuild
 // cluster is one assessment's view of the kind cluster and its feature's
 // namespace.
 type cluster struct {
-	t      *testing.T
-	env    *envconf.Config
-	cfg    *rest.Config
-	client kubernetes.Interface
-	ns     string
+	t *testing.T
+	// feature is the feature's test, which outlives its assessments: what
+	// several assessments share ends with it (shapeWorkersTo).
+	feature *testing.T
+	env     *envconf.Config
+	cfg     *rest.Config
+	client  kubernetes.Interface
+	ns      string
 	// The workers, by role (deploy/kind/cluster.yaml).
 	disabled, rigorous, plain string
 }

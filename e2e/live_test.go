@@ -44,8 +44,10 @@ var liveShape = netshape.Shape{RateMbit: 20, Loss: 0.05}
 // score the same in every window and share pods as the default scheduler
 // would; a shaped link, or 2 % loss alone, ranks its worker below the
 // others within two windows, and healed it ties again within two; a busy
-// worker is not a slow network; a forged echo sets off no answers. Then
-// the value benchmark runs on the same install.
+// worker is not a slow network; a forged echo sets off no answers; a
+// burst spreads over two links that fill, and kubectl kns3 explain agrees
+// with where its pods went. Then the value benchmark runs on the same
+// install.
 func TestLiveNetwork(t *testing.T) {
 	f := inNamespace(features.New("live network picture"), "kns3-e2e-live").
 		WithSetup("apply deploy/live, with the suite's window", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
@@ -93,6 +95,11 @@ func TestLiveNetwork(t *testing.T) {
 		Assess("ten pods declaring 20 Mbit/s in one burst spread over two 100 Mbit/s links",
 			func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 				clusterFrom(ctx, t).burstSpreadsOverLinks(ctx)
+				return ctx
+			}).
+		Assess("kubectl kns3 explain ranks each burst pod's node first by the live profile's points, or says why it may not be",
+			func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+				clusterFrom(ctx, t).burstExplained(ctx)
 				return ctx
 			}).
 		Assess("a stream on a worker's link sends new pods to the idle one within two windows",
