@@ -13,6 +13,7 @@ import (
 
 	apiconfig "kns3.dev/kns3/scheduler/apis/config"
 	"kns3.dev/kns3/scheduler/plugins/placement"
+	"kns3.dev/kns3/scheduler/plugins/profile"
 )
 
 // Opportunistic batching (KEP-5598, on by default in Kubernetes v1.37)
@@ -98,7 +99,7 @@ func (pl *CustomScore) signs() bool {
 		if pl.args.RefreshMode != apiconfig.RefreshBackground {
 			return
 		}
-		runs, known := placement.Runs(pl.handle, "PreFilter", Name)
+		runs, known := profile.Runs(pl.handle, profile.PreFilter, Name)
 		pl.batch.on = runs && known
 	})
 	return pl.batch.on

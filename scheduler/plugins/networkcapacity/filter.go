@@ -8,6 +8,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
+	"kns3.dev/kns3/scheduler/plugins/capacity"
 	"kns3.dev/kns3/scheduler/plugins/network"
 )
 
@@ -50,7 +51,7 @@ var (
 // rank by such an answer, and the filter judges by nothing it does not
 // rank by.
 func (pl *NetworkCapacity) PreFilter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
-	need, ok := declaredMbps(pod)
+	need, ok := capacity.DeclaredMbps(pod)
 	if !ok {
 		return nil, fwk.NewStatus(fwk.Skip)
 	}

@@ -19,7 +19,6 @@ package networkcapacity
 import (
 	"context"
 	"fmt"
-	"math"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -28,11 +27,14 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 
 	apiconfig "kns3.dev/kns3/scheduler/apis/config"
+	"kns3.dev/kns3/scheduler/apis/status"
+	"kns3.dev/kns3/scheduler/plugins/capacity"
 	"kns3.dev/kns3/scheduler/plugins/placement"
+	"kns3.dev/kns3/scheduler/plugins/profile"
 )
 
 // Name is the name of the plugin used in the plugin registry and configurations.
-const Name = "NetworkCapacity"
+const Name = status.NetworkCapacity
 
 // NetworkCapacity is the NetworkCapacity plugin. It keeps nothing between
 // cycles: what a cycle knows is in its CycleState.
@@ -62,6 +64,10 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 	}
 	klog.FromContext(ctx).V(1).Info("Plugin configured", "plugin", Name, "defaultPodMbps", args.DefaultPodMbps,
 		"targetUtilizationPercent", args.TargetUtilizationPercent)
+	// What the status says of the plugin's points (profile.Scoring): a
+	// reader counts links as the plugin does.
+	profile.DeclareScoring(h, status.ScorePlugin{Name: Name,
+		Capacity: &status.CapacityArgs{DefaultPodMbps: args.DefaultPodMbps, TargetUtilizationPercent: args.TargetUtilizationPercent}})
 	return &NetworkCapacity{args: args, now: time.Now, retry: newRetrier(ctx, h)}, nil
 }
 
@@ -78,7 +84,7 @@ func (pl *NetworkCapacity) PreScore(ctx context.Context, state fwk.CycleState, p
 		return fwk.NewStatus(fwk.Skip)
 	}
 	links := c.Simulation.Links()
-	cs := &Cycle{Nodes: make(map[string]Link, len(nodes)), NeedMbps: needMbps(pod, pl.args.DefaultPodMbps)}
+	cs := &Cycle{Nodes: make(map[string]Link, len(nodes)), NeedMbps: capacity.NeedMbps(pod, pl.args.DefaultPodMbps)}
 	now := pl.now()
 	for _, n := range nodes {
 		name := n.Node().Name
@@ -113,21 +119,7 @@ func (pl *NetworkCapacity) Score(_ context.Context, state fwk.CycleState, _ *v1.
 	if err != nil {
 		return 0, fwk.AsStatus(err)
 	}
-	return kbps(cs.Nodes[nodeInfo.Node().Name].rankMbps()), nil
-}
-
-// kbps is mbps in whole kbit/s, clamped to an int64: a bandwidth beyond it
-// (network.MaxMbps bounds what an answer gives) must not wrap to a
-// negative score, which the framework rejects, failing the cycle.
-func kbps(mbps float64) int64 {
-	switch v := math.Round(mbps * 1000); {
-	case v >= math.MaxInt64: // 2^63, as a float64
-		return math.MaxInt64
-	case v > 0:
-		return int64(v)
-	default: // 0, and NaN
-		return 0
-	}
+	return capacity.RankMilli(cs.Nodes[nodeInfo.Node().Name].rankMbps()), nil
 }
 
 // ScoreExtensions returns the plugin itself, which normalizes its scores.
@@ -144,27 +136,25 @@ func (pl *NetworkCapacity) ScoreExtensions() fwk.ScoreExtensions { return pl }
 // fill target even so, scores as the most free. Two such links differ
 // only in how far the probes happened to push them, and more than enough
 // changes nothing.
+//
+// It leaves the scores in the cycle state for the placement event
+// (placement.WritePoints).
 func (pl *NetworkCapacity) NormalizeScore(_ context.Context, state fwk.CycleState, _ *v1.Pod, scores fwk.NodeScoreList) *fwk.Status {
-	var most int64
-	for _, s := range scores {
-		most = max(most, s.Score)
-	}
+	var roomyLowerBound func(string) bool
 	if cs, err := read(state); err == nil {
-		for i, s := range scores {
-			if l, ok := cs.Nodes[s.Name]; ok && l.BandwidthAtLeast && l.BelowTargetMbps >= cs.NeedMbps {
-				scores[i].Score = most
-			}
+		roomyLowerBound = func(node string) bool {
+			l, ok := cs.Nodes[node]
+			return ok && l.BandwidthAtLeast && l.BelowTargetMbps >= cs.NeedMbps
 		}
 	}
-	for i := range scores {
-		if most == 0 {
-			scores[i].Score = 0
-			continue
-		}
-		scores[i].Score = int64(math.Round(float64(scores[i].Score) * float64(fwk.MaxNodeScore) / float64(most)))
-	}
+	capacity.Normalize(scores, roomyLowerBound)
+	placement.WritePoints(state, pointsKey, scores)
 	return nil
 }
+
+// pointsKey is where NormalizeScore leaves the cycle's normalized scores,
+// for the placement event.
+var pointsKey = placement.PointsKey(Name)
 
 // EventsToRegister registers what may turn Filter's rejection into a fit:
 // a pod leaving a node, whose need stops being counted and whose traffic

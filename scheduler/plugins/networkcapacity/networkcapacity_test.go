@@ -139,6 +139,10 @@ func scoreCycle(t *testing.T, pl *NetworkCapacity, body []byte, nodes []fwk.Node
 	for _, s := range list {
 		out[s.Name] = s.Score
 	}
+	// The placement event reads the same scores from the cycle state.
+	if kept, ok := placement.ReadPoints(state, Name); !ok || !cmp.Equal(kept, out) {
+		t.Errorf("points left in the cycle state %v, %t; want the normalized scores %v", kept, ok, out)
+	}
 	return out, state
 }
 
@@ -347,26 +351,6 @@ func TestDescribe(t *testing.T) {
 	}
 	if got := linkNote(state, "c"); got != "" {
 		t.Errorf("linkNote(c) = %q for a node not in the cycle, want empty", got)
-	}
-}
-
-func TestNeedMbps(t *testing.T) {
-	tests := []struct {
-		annotations map[string]string
-		want        float64
-	}{
-		{nil, 7},
-		{declares("20M"), 20},
-		{declares("1G"), 1000},
-		{map[string]string{EgressBandwidthAnnotation: "500k"}, 0.5},
-		{declares("lots"), 7},
-		{declares("-5M"), 7},
-		{map[string]string{IngressBandwidthAnnotation: "lots", EgressBandwidthAnnotation: "3M"}, 3},
-	}
-	for _, tc := range tests {
-		if got := needMbps(assumed("p", tc.annotations), 7); got != tc.want {
-			t.Errorf("needMbps(%v) = %g, want %g", tc.annotations, got, tc.want)
-		}
 	}
 }
 

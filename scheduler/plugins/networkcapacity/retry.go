@@ -14,6 +14,7 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
+	"kns3.dev/kns3/scheduler/plugins/capacity"
 	"kns3.dev/kns3/scheduler/plugins/network"
 )
 
@@ -181,7 +182,7 @@ func retryable(pods []*v1.Pod, links map[string]network.Link) map[string]*v1.Pod
 		if p.Spec.NodeName != "" || p.DeletionTimestamp != nil || !rejectedForBandwidth(p) {
 			continue
 		}
-		if need, ok := declaredMbps(p); !ok || (!lowerBound && need > most) {
+		if need, ok := capacity.DeclaredMbps(p); !ok || (!lowerBound && need > most) {
 			continue
 		}
 		if retry == nil {

@@ -1,8 +1,9 @@
 // Package placement is what the plugins of a profile say about where a
 // pod went: the cycle CustomScorePlugin's PreScore leaves in the cycle
 // state (state.go), the placement event's message and fallback reasons,
-// the notes any plugin leaves on the nodes for that event (notes.go), and
-// which nodes a pod could go to as far as KNS-3 can tell without the
+// the notes any plugin leaves on the nodes for that event (notes.go), the
+// points KNS-3's plugins gave the nodes and which of them decided
+// (points.go), and which nodes a pod could go to as far as KNS-3 can tell without the
 // scheduler (candidate.go, with the rule CustomFilterPlugin applies). It
 // lives beside the plugins and imports none: CustomBindPlugin, drift and
 // kubectl kns3 read placements without linking a plugin.
@@ -85,6 +86,11 @@ type Placement struct {
 	// Notes are what the profile's plugins found of the node (Notes),
 	// each one clause: NetworkCapacity's says what was free on its link.
 	Notes []string
+	// Decision is what KNS-3's plugins' points say of the node against
+	// the runner-up (Decide); nil when the cycle left no points to tell
+	// it from (the scheduler scored no node, or the pod took a reused
+	// ranking).
+	Decision *Decision
 	// Fallback is empty when the node was ranked by the simulator's scores.
 	Fallback string
 	// Score is the node's simulator score × 1000 (Score's raw value).
@@ -195,6 +201,9 @@ func (p Placement) Message() string {
 		msg = fmt.Sprintf("Not ranked (%s): %s, the node the pod was nominated for, still fits it, so the scheduler evaluated no other node", p.Fallback, p.Node)
 	default:
 		msg = fmt.Sprintf("Fallback (%s): %s chosen without network scores: %s", p.Fallback, p.Node, fallbackText(p))
+	}
+	if p.Decision != nil {
+		msg += "; " + p.Decision.Clause()
 	}
 	for _, note := range p.Notes {
 		msg += "; " + note
