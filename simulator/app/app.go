@@ -17,6 +17,8 @@ import (
 
 	"kns3.dev/kns3"
 	"kns3.dev/kns3/simulator/probe"
+	"kns3.dev/kns3/simulator/probe/agent"
+	"kns3.dev/kns3/simulator/probe/wire"
 	"kns3.dev/kns3/simulator/scenario"
 	"kns3.dev/kns3/simulator/server"
 )
@@ -30,11 +32,11 @@ func Run(ctx context.Context, o Options) error {
 	case o.ProbeURL != "":
 		return probeURL(o.ProbeURL)
 	case o.AgentCheck != "":
-		key, err := probe.ReadKey(o.KeyFile)
+		key, err := wire.ReadKey(o.KeyFile)
 		if err != nil {
 			return err
 		}
-		_, err = probe.Check(o.AgentCheck, 2*time.Second, key)
+		_, err = agent.Check(o.AgentCheck, 2*time.Second, key)
 		return err
 	case o.Agent:
 		return runAgent(ctx, o)
@@ -45,18 +47,18 @@ func Run(ctx context.Context, o Options) error {
 // runAgent answers probes until ctx ends.
 func runAgent(ctx context.Context, o Options) error {
 	logger := klog.FromContext(ctx)
-	key, err := probe.ReadKey(o.KeyFile)
+	key, err := wire.ReadKey(o.KeyFile)
 	if err != nil {
 		return err
 	}
-	a, err := probe.Listen(o.AgentListen, o.Node, key)
+	a, err := agent.Listen(o.AgentListen, o.Node, key)
 	if err != nil {
 		return err
 	}
 	link := o.NodeLink
 	if o.NodeSysfs != "" {
-		if link == probe.AutoLink {
-			picked, how, err := probe.PickLink(o.NodeSysfs, o.NodeRoutes, o.HostIP)
+		if link == agent.AutoLink {
+			picked, how, err := agent.PickLink(o.NodeSysfs, o.NodeRoutes, o.HostIP)
 			if err != nil {
 				// The agent measures all the rest; the node's link use is unknown.
 				logger.Error(err, "The node's link use is not read")

@@ -9,6 +9,7 @@ import (
 
 	"kns3.dev/kns3/simulator/livescore"
 	"kns3.dev/kns3/simulator/probe"
+	"kns3.dev/kns3/simulator/probe/agent"
 )
 
 func TestParseFlags(t *testing.T) {
@@ -89,7 +90,7 @@ func TestAgentsOf(t *testing.T) {
 // given.
 func TestNodeLinkFlag(t *testing.T) {
 	o, err := ParseFlags(nil)
-	if err != nil || o.NodeLink != probe.AutoLink || o.NodeSysfs != "" {
+	if err != nil || o.NodeLink != agent.AutoLink || o.NodeSysfs != "" {
 		t.Fatalf("defaults: --node-link=%q --node-sysfs=%q (%v), want auto and off", o.NodeLink, o.NodeSysfs, err)
 	}
 	for _, tc := range []struct {

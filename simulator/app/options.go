@@ -13,6 +13,8 @@ import (
 	"kns3.dev/kns3/simulator/api/ties"
 	"kns3.dev/kns3/simulator/livescore"
 	"kns3.dev/kns3/simulator/probe"
+	"kns3.dev/kns3/simulator/probe/agent"
+	"kns3.dev/kns3/simulator/probe/wire"
 )
 
 // Options are the command's flags. One process runs one of four modes:
@@ -47,7 +49,7 @@ type Options struct {
 	Node        string
 	// NodeSysfs, when set, is the node's /sys as the agent sees it; the
 	// agent then reads NodeLink's byte counters there, or, for
-	// probe.AutoLink, those of the interface PickLink finds from
+	// agent.AutoLink, those of the interface PickLink finds from
 	// NodeRoutes and HostIP.
 	NodeSysfs  string
 	NodeLink   string
@@ -88,7 +90,7 @@ func ParseFlags(args []string) (Options, error) {
 	fs.StringVar(&o.AgentListen, "agent-listen", ":10271", "with --agent: the UDP address to answer probes on; bandwidth trains arrive on the port after it")
 	fs.StringVar(&o.Node, "node-name", os.Getenv("NODE_NAME"), "with --agent: the node the agent answers for")
 	fs.StringVar(&o.NodeSysfs, "node-sysfs", "", "with --agent: the node's /sys, mounted read-only in the agent (as /host/sys); the agent then reads --node-link's byte counters there and reports the traffic on the node's link. Empty reads none")
-	fs.StringVar(&o.NodeLink, "node-link", probe.AutoLink, "with --agent and --node-sysfs: the node's interface whose byte counters are its link's use; \"auto\": the one that carries --host-ip by --node-routes, else the default route's, else the node's only interface on a device")
+	fs.StringVar(&o.NodeLink, "node-link", agent.AutoLink, "with --agent and --node-sysfs: the node's interface whose byte counters are its link's use; \"auto\": the one that carries --host-ip by --node-routes, else the default route's, else the node's only interface on a device")
 	fs.StringVar(&o.NodeRoutes, "node-routes", "", "with --agent and --node-link=auto: the node's IPv4 routing table, its /proc/1/net/route mounted read-only")
 	fs.Func("host-ip", "with --agent and --node-link=auto: the node's address (status.hostIP; default $HOST_IP)", func(s string) error {
 		a, err := netip.ParseAddr(s)
@@ -114,8 +116,8 @@ func (o Options) validate() error {
 	if o.Reload <= 0 {
 		return fmt.Errorf("--reload-interval must be positive, got %s", o.Reload)
 	}
-	if o.NodeLink != probe.AutoLink {
-		if err := probe.ValidLinkName(o.NodeLink); err != nil {
+	if o.NodeLink != agent.AutoLink {
+		if err := agent.ValidLinkName(o.NodeLink); err != nil {
 			return fmt.Errorf("--node-link: %w", err)
 		}
 	}
@@ -148,7 +150,7 @@ func (o Options) probeConfig() (probe.Config, error) {
 	if err != nil {
 		return probe.Config{}, err
 	}
-	key, err := probe.ReadKey(o.KeyFile)
+	key, err := wire.ReadKey(o.KeyFile)
 	if err != nil {
 		return probe.Config{}, err
 	}

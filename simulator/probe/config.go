@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"kns3.dev/kns3/simulator/probe/wire"
 )
 
 // Config says how the prober finds agents and what it may spend.
@@ -35,7 +37,7 @@ type Config struct {
 	BandwidthMaxAge time.Duration
 	// Key authenticates every datagram the prober sends and takes: the
 	// secret its agents hold too.
-	Key *Key
+	Key *wire.Key
 }
 
 // Defaults fills the zero fields of c.
@@ -85,8 +87,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("budget: %g bytes/s, want a number of at least 1000", c.BudgetBytesPerSecond)
 	case !finite(c.EchoesPerNodePerSecond) || c.EchoesPerNodePerSecond <= 0 || c.EchoesPerNodePerSecond > 1000:
 		return fmt.Errorf("echoes per node per second: %g, want more than 0 and at most 1000", c.EchoesPerNodePerSecond)
-	case c.TrainPackets < minTrainPackets || c.TrainPackets > 1000:
-		return fmt.Errorf("train packets: %d, want %d to 1000", c.TrainPackets, minTrainPackets)
+	case c.TrainPackets < wire.MinTrainPackets || c.TrainPackets > 1000:
+		return fmt.Errorf("train packets: %d, want %d to 1000", c.TrainPackets, wire.MinTrainPackets)
 	case c.BandwidthMaxAge < c.Window:
 		return fmt.Errorf("bandwidth max age: %s, want at least the window (%s)", c.BandwidthMaxAge, c.Window)
 	}

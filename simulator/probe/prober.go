@@ -1,3 +1,8 @@
+// Package probe is the prober: it measures each node's network from the
+// simulator through the agents on every node (package agent), in the
+// protocol of package wire, within a byte budget, and turns the answers
+// into latency, packet loss and bandwidth per node, each with how many
+// samples are behind it, an interval and its age.
 package probe
 
 import (
@@ -15,6 +20,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/klog/v2"
+
+	"kns3.dev/kns3/simulator/probe/wire"
 )
 
 // helloTick is how often agents are asked for their node: once a second
@@ -52,7 +59,7 @@ type Prober struct {
 		addr netip.AddrPort
 		id   uint64
 	}
-	reports chan trainCount
+	reports chan wire.TrainCount
 	// rediscover asks for the agents again before the window is out: a
 	// target fell silent, so its agent may have moved.
 	rediscover chan struct{}
@@ -143,16 +150,16 @@ func NewProber(cfg Config) (*Prober, error) {
 	if err != nil {
 		return nil, fmt.Errorf("probing: %w", err)
 	}
-	_ = conn.SetReadBuffer(socketBuffer)
+	_ = conn.SetReadBuffer(wire.SocketBuffer)
 	// A whole train must fit in the send buffer: a sender that blocks
 	// until the link drains sends at the link's pace, and its train would
 	// read as a lower bound instead of the link's rate.
-	_ = conn.SetWriteBuffer(socketBuffer)
+	_ = conn.SetWriteBuffer(wire.SocketBuffer)
 	p := &Prober{
-		cfg: cfg, conn: conn, now: time.Now, stamped: enableTimestamps(conn) == nil,
+		cfg: cfg, conn: conn, now: time.Now, stamped: wire.EnableTimestamps(conn) == nil,
 		budget:  newBucket(cfg.BudgetBytesPerSecond, trainWireBytes(cfg.TrainPackets), time.Now()),
 		targets: map[netip.AddrPort]*target{}, pending: map[uint64]pendingEcho{}, lost: map[uint64]lostEcho{},
-		reports: make(chan trainCount, 4), rediscover: make(chan struct{}, 1),
+		reports: make(chan wire.TrainCount, 4), rediscover: make(chan struct{}, 1),
 	}
 	p.known.Store(&map[netip.AddrPort]struct{}{})
 	return p, nil
@@ -248,7 +255,7 @@ func (p *Prober) discover(ctx context.Context) {
 }
 
 // helloWireBytes is what one hello costs on the wire, request and answer.
-const helloWireBytes = 2 * (HelloSize + wireOverhead)
+const helloWireBytes = 2 * (wire.HelloSize + wire.Overhead)
 
 // hello asks the agents not yet named for their node, once a second each,
 // as far as the budget allows.
@@ -262,24 +269,24 @@ func (p *Prober) hello(context.Context) {
 		}
 	}
 	p.mu.Unlock()
-	buf := make([]byte, HelloSize)
+	buf := make([]byte, wire.HelloSize)
 	for _, t := range due {
 		if !p.budget.trySpend(now, helloWireBytes) {
 			return
 		}
-		id := helloID()
+		id := wire.NewID()
 		p.mu.Lock()
 		t.helloSent, t.helloID = now, id
 		p.mu.Unlock()
-		p.send(encodeHello(buf, id, "", now), t.addr)
+		p.send(wire.EncodeHello(buf, id, "", now), t.addr)
 	}
 }
 
 // send signs b and sends it to to.
 func (p *Prober) send(b []byte, to netip.AddrPort) {
-	p.cfg.Key.sign(b)
+	p.cfg.Key.Sign(b)
 	if _, err := p.conn.WriteToUDPAddrPort(b, to); err == nil {
-		p.stats.bytesSent.Add(int64(len(b) + wireOverhead))
+		p.stats.bytesSent.Add(int64(len(b) + wire.Overhead))
 	}
 }
 
@@ -298,13 +305,13 @@ func (p *Prober) read(ctx context.Context) {
 		}
 		at := time.Time{}
 		if p.stamped {
-			at = receiveTime(oob[:oobn])
+			at = wire.ReceiveTime(oob[:oobn])
 		}
 		if at.IsZero() {
 			at = p.now()
 		}
 		from = netip.AddrPortFrom(from.Addr().Unmap(), from.Port())
-		p.stats.bytesReceived.Add(int64(n + wireOverhead))
+		p.stats.bytesReceived.Add(int64(n + wire.Overhead))
 		if !p.dispatch(logger, buf[:n], from, at) {
 			p.stats.refused.Add(1)
 		}
@@ -316,28 +323,28 @@ func (p *Prober) read(ctx context.Context) {
 // it probes, or cannot be authenticated, is refused before it takes any
 // lock.
 func (p *Prober) dispatch(logger klog.Logger, b []byte, from netip.AddrPort, at time.Time) bool {
-	t, err := header(b)
-	if err != nil || t&answerBit == 0 {
+	t, err := wire.Header(b)
+	if err != nil || t&wire.AnswerBit == 0 {
 		return false
 	}
-	if _, ok := (*p.known.Load())[from]; !ok || !p.cfg.Key.verify(b) {
+	if _, ok := (*p.known.Load())[from]; !ok || !p.cfg.Key.Verify(b) {
 		return false
 	}
-	switch t &^ answerBit {
-	case typeHello:
-		id, node, _, err := decodeHello(b)
+	switch t &^ wire.AnswerBit {
+	case wire.TypeHello:
+		id, node, _, err := wire.DecodeHello(b)
 		if err != nil || id == 0 {
 			return false
 		}
 		return p.named(logger, from, id, node)
-	case typeEcho:
-		key, _, stamps, err := decodeEcho(b)
+	case wire.TypeEcho:
+		key, _, stamps, err := wire.DecodeEcho(b)
 		if err != nil {
 			return false
 		}
 		return p.answered(key, at, from, stamps)
-	case typeReport:
-		id, c, _, err := decodeReport(b)
+	case wire.TypeReport:
+		id, c, _, err := wire.DecodeReport(b)
 		if err != nil {
 			return false
 		}
@@ -371,14 +378,14 @@ func (p *Prober) named(logger klog.Logger, from netip.AddrPort, id uint64, node 
 		return false
 	}
 	tg.helloID = 0
-	*tg = target{addr: tg.addr, node: node, nodeHash: nodeHash(node), helloSent: tg.helloSent}
+	*tg = target{addr: tg.addr, node: node, nodeHash: wire.NodeHash(node), helloSent: tg.helloSent}
 	return true
 }
 
 // answered resolves the echo of key, if it is pending and the answer came
 // from where it went. The round trip is from sending to the kernel's
 // receipt of the answer, less the time the echo waited in the agent.
-func (p *Prober) answered(key uint64, at time.Time, from netip.AddrPort, stamps echoStamps) bool {
+func (p *Prober) answered(key uint64, at time.Time, from netip.AddrPort, stamps wire.EchoStamps) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	pe, ok := p.pending[key]
@@ -399,7 +406,7 @@ func (p *Prober) answered(key uint64, at time.Time, from netip.AddrPort, stamps 
 		return true
 	}
 	rtt := networkRTT(pe.sent, at, stamps)
-	t.noteResidence(at, stamps.residence(), p.cfg.Window)
+	t.noteResidence(at, stamps.Residence(), p.cfg.Window)
 	t.echoes = append(t.echoes, echo{sent: pe.sent, rtt: min(rtt, p.cfg.Timeout)})
 	t.lastAnswer, t.lostRun, t.silent = at, 0, false
 	t.addLink(stamps.Link, stamps.Sent, at, p.cfg.Window)

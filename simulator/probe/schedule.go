@@ -6,13 +6,15 @@ import (
 	"math/rand/v2"
 	"net/netip"
 	"time"
+
+	"kns3.dev/kns3/simulator/probe/wire"
 )
 
 // echoTick is how often the echo loop sends its share of echoes.
 const echoTick = 10 * time.Millisecond
 
 // echoWireBytes is what one echo costs on the wire, request and answer.
-const echoWireBytes = 2 * (EchoSize + wireOverhead)
+const echoWireBytes = 2 * (wire.EchoSize + wire.Overhead)
 
 // EchoRate is the echo rate for n nodes within cfg's budget, per second,
 // all nodes together: cfg's rate per node, unless echoes would take more
@@ -24,7 +26,7 @@ func EchoRate(cfg Config, n int) float64 {
 // trainWireBytes is what one train costs on the wire: its packets and a
 // few reports.
 func trainWireBytes(packets int) float64 {
-	return float64(packets*(TrainPacketSize+wireOverhead) + 2*maxReportTries*(ReportSize+wireOverhead))
+	return float64(packets*(wire.TrainPacketSize+wire.Overhead) + 2*maxReportTries*(wire.ReportSize+wire.Overhead))
 }
 
 // TrainCycle is how long the budget takes to send each of n nodes one
@@ -55,7 +57,7 @@ const silentEchoes = 16
 func (p *Prober) echoes(ctx context.Context) {
 	tick := time.NewTicker(echoTick)
 	defer tick.Stop()
-	buf := make([]byte, EchoSize)
+	buf := make([]byte, wire.EchoSize)
 	var credit float64
 	next := 0
 	var batch []*target
@@ -95,7 +97,7 @@ func (p *Prober) echoes(ctx context.Context) {
 			p.mu.Lock()
 			p.pending[keys[i]] = pendingEcho{t: t, sent: p.now(), toSilent: t.silent}
 			p.mu.Unlock()
-			p.send(encodeEcho(buf, keys[i], now), t.addr)
+			p.send(wire.EncodeEcho(buf, keys[i], now), t.addr)
 		}
 		p.stats.echoesSent.Add(int64(len(batch)))
 	}
@@ -253,7 +255,7 @@ func (p *Prober) trains(ctx context.Context) {
 			continue
 		}
 		// Unguessable, so nothing but the agent can report on the train.
-		id := helloID()
+		id := wire.NewID()
 		p.mu.Lock()
 		pick.trainTried = now
 		addr, node := pick.addr, pick.node
@@ -291,13 +293,13 @@ func (p *Prober) train(ctx context.Context, addr netip.AddrPort, id uint64) (tra
 	}
 	sentFirst, sentLast, sent := p.sendTrain(addr, id)
 	p.stats.trains.Add(1)
-	var got trainCount
+	var got wire.TrainCount
 	seen := false
-	buf := make([]byte, ReportSize)
+	buf := make([]byte, wire.ReportSize)
 	for range maxReportTries {
-		p.send(encodeReport(buf, id, nil, p.now()), addr)
+		p.send(wire.EncodeReport(buf, id, nil, p.now()), addr)
 		timer := time.NewTimer(p.cfg.Timeout / 4)
-		var ans *trainCount
+		var ans *wire.TrainCount
 		select {
 		case <-ctx.Done():
 			timer.Stop()
@@ -311,7 +313,7 @@ func (p *Prober) train(ctx context.Context, addr netip.AddrPort, id uint64) (tra
 			continue
 		}
 		// More than was sent: not this train's count.
-		if int(ans.Packets) > sent || ans.Bytes != uint64(ans.Packets)*TrainPacketSize || ans.Last.Before(ans.First) {
+		if int(ans.Packets) > sent || ans.Bytes != uint64(ans.Packets)*wire.TrainPacketSize || ans.Last.Before(ans.First) {
 			return trainSample{}, false
 		}
 		// Settled: nothing arrived since the last report.
@@ -332,7 +334,7 @@ func (p *Prober) train(ctx context.Context, addr netip.AddrPort, id uint64) (tra
 	// The rate the train was handed to the network at: it cannot have
 	// arrived faster.
 	if span := sentLast.Sub(sentFirst); span > 0 && sent > 1 {
-		sentMbps := float64(sent-1) * TrainPacketSize * 8 / span.Seconds() / 1e6
+		sentMbps := float64(sent-1) * wire.TrainPacketSize * 8 / span.Seconds() / 1e6
 		s.mbps = math.Min(recv, sentMbps)
 		s.atLeast = recv >= dispersed*sentMbps
 	} else {

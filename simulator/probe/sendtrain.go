@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"golang.org/x/net/ipv4"
+
+	"kns3.dev/kns3/simulator/probe/wire"
 )
 
 // sendTrain sends train id's packets to the train port of the agent at
@@ -15,13 +17,13 @@ import (
 // began and ended, and how many packets went.
 func (p *Prober) sendTrain(addr netip.AddrPort, id uint64) (first, last time.Time, sent int) {
 	n := p.cfg.TrainPackets
-	bufs := make([]byte, n*TrainPacketSize)
+	bufs := make([]byte, n*wire.TrainPacketSize)
 	msgs := make([]ipv4.Message, n)
-	to := net.UDPAddrFromAddrPort(netip.AddrPortFrom(addr.Addr(), TrainPort(addr.Port())))
+	to := net.UDPAddrFromAddrPort(netip.AddrPortFrom(addr.Addr(), wire.TrainPort(addr.Port())))
 	now := p.now()
 	for i := range msgs {
-		b := bufs[i*TrainPacketSize : (i+1)*TrainPacketSize]
-		p.cfg.Key.sign(encodeTrain(b, id, uint32(i), now))
+		b := bufs[i*wire.TrainPacketSize : (i+1)*wire.TrainPacketSize]
+		p.cfg.Key.Sign(wire.EncodeTrain(b, id, uint32(i), now))
 		msgs[i] = ipv4.Message{Buffers: [][]byte{b}, Addr: to}
 	}
 	pc := ipv4.NewPacketConn(p.conn)
@@ -34,6 +36,6 @@ func (p *Prober) sendTrain(addr netip.AddrPort, id uint64) (first, last time.Tim
 		sent += k
 	}
 	last = p.now()
-	p.stats.bytesSent.Add(int64(sent * (TrainPacketSize + wireOverhead)))
+	p.stats.bytesSent.Add(int64(sent * (wire.TrainPacketSize + wire.Overhead)))
 	return first, last, sent
 }
