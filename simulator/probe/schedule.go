@@ -71,12 +71,7 @@ func (p *Prober) echoes(ctx context.Context) {
 		now := p.now()
 		p.mu.Lock()
 		p.expire(now)
-		named := 0
-		for _, t := range p.order {
-			if t.node != "" {
-				named++
-			}
-		}
+		named := p.namedLocked()
 		p.echoRate = EchoRate(p.cfg, named)
 		credit = math.Min(credit+p.echoRate*echoTick.Seconds(), p.echoRate)
 		batch, keys = batch[:0], keys[:0]
