@@ -201,11 +201,6 @@ type trainSample struct {
 // short: echoes spend it too, so the wait it names is often not enough.
 const minTrainWait = 5 * time.Millisecond
 
-// dispersed is the share of its sending rate below which a train is
-// taken to have been slowed by the link: above it, the link carried the
-// train as fast as it was sent, and its rate is a lower bound.
-const dispersed = 0.8
-
 // trains measures bandwidth: one train at a time, to the named agent whose
 // last train is oldest, at most trainsPerWindow per window per agent, with
 // what the budget leaves after echoes and hellos.
@@ -308,7 +303,7 @@ func (p *Prober) train(ctx context.Context, addr netip.AddrPort, id uint64) (tra
 			continue
 		}
 		// More than was sent: not this train's count.
-		if int(ans.Packets) > sent || ans.Bytes != uint64(ans.Packets)*wire.TrainPacketSize || ans.Last.Before(ans.First) {
+		if !wire.TrainHeld(*ans, sent) {
 			return trainSample{}, false
 		}
 		// Settled: nothing arrived since the last report.
@@ -321,19 +316,10 @@ func (p *Prober) train(ctx context.Context, addr netip.AddrPort, id uint64) (tra
 		}
 		time.Sleep(p.cfg.Timeout / 10)
 	}
-	recv, ok := got.Mbps()
+	mbps, atLeast, ok := wire.TrainRate(got, sentFirst, sentLast, sent)
 	if !ok {
 		return trainSample{}, false
 	}
-	s := trainSample{at: p.now(), mbps: recv}
-	// The rate the train was handed to the network at: it cannot have
-	// arrived faster.
-	if span := sentLast.Sub(sentFirst); span > 0 && sent > 1 {
-		sentMbps := float64(sent-1) * wire.TrainPacketSize * 8 / span.Seconds() / 1e6
-		s.mbps = math.Min(recv, sentMbps)
-		s.atLeast = recv >= dispersed*sentMbps
-	} else {
-		s.atLeast = true
-	}
+	s := trainSample{at: p.now(), mbps: mbps, atLeast: atLeast}
 	return s, true
 }

@@ -61,10 +61,15 @@ func ReadKey(path string) (*Key, error) {
 	return k, nil
 }
 
-// signedSize is how much of a message of type t (AnswerBit ignored) its
-// MAC covers; the MAC follows. 0 for no known type.
-func signedSize(t byte) int {
-	switch t &^ AnswerBit {
+// macAt is where b's MAC starts, all before it signed: at a fixed place
+// in the fixed-size messages, whatever follows (a train's padding, a
+// longer datagram's tail) not covered; at the end of a samples or pairs
+// message, which covers it whole. 0 when b is no message.
+func macAt(b []byte) int {
+	if len(b) < HeaderSize {
+		return 0
+	}
+	switch b[TypeAt] &^ AnswerBit {
 	case TypeHello:
 		return HelloSize - MACSize
 	case TypeEcho:
@@ -73,6 +78,14 @@ func signedSize(t byte) int {
 		return ReportSize - MACSize
 	case TypeTrain:
 		return trainSignedSize
+	case TypeSamples:
+		if variableSize(len(b), SamplesMinSize) {
+			return len(b) - MACSize
+		}
+	case TypePairs:
+		if variableSize(len(b), PairsMinSize) {
+			return len(b) - MACSize
+		}
 	}
 	return 0
 }
@@ -89,7 +102,10 @@ func (k *Key) mac(dst, msg []byte) []byte {
 // Sign writes b's MAC into it and returns b. b is a whole message, its
 // type in its header.
 func (k *Key) Sign(b []byte) []byte {
-	n := signedSize(b[4])
+	n := macAt(b)
+	if n == 0 {
+		panic(fmt.Sprintf("wire: signing %d bytes that are no message", len(b)))
+	}
 	var sum [sha256.Size]byte
 	copy(b[n:n+MACSize], k.mac(sum[:0], b[:n]))
 	return b
@@ -98,10 +114,7 @@ func (k *Key) Sign(b []byte) []byte {
 // Verify says b is a message whose MAC is right. Bytes past the MAC, a
 // train's padding or a longer datagram's tail, are not covered.
 func (k *Key) Verify(b []byte) bool {
-	if len(b) < HeaderSize {
-		return false
-	}
-	n := signedSize(b[4])
+	n := macAt(b)
 	if n == 0 || len(b) < n+MACSize {
 		return false
 	}

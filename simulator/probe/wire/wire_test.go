@@ -117,5 +117,5 @@ func TestSignedMessages(t *testing.T) {
 
 // paddingAt says byte i of msg is past what its MAC covers.
 func paddingAt(msg []byte, i int) bool {
-	return i >= signedSize(msg[TypeAt])+MACSize
+	return i >= macAt(msg)+MACSize
 }
