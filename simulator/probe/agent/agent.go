@@ -44,6 +44,8 @@ type Agent struct {
 	// link, when set, reads the node link's counters that echo answers
 	// carry.
 	link *linkCounters
+	// peers, when set, are the other agents this one measures.
+	peers *peerState
 }
 
 // refusals count what an agent refused of what reached it.
@@ -176,6 +178,11 @@ func (a *Agent) Serve(ctx context.Context) error {
 				a.countTrain(buf[:n], from, at)
 			}
 		}()
+	}
+	if a.peers != nil {
+		if err := a.startPeers(ctx); err != nil {
+			return err
+		}
 	}
 	buf, out, oob := make([]byte, 2048), make([]byte, 2048), make([]byte, 128)
 	for {
@@ -330,6 +337,18 @@ func (a *Agent) answer(b, out []byte, from netip.AddrPort, at time.Time) []byte 
 		got := a.trains.get(from, id)
 		a.mu.Unlock()
 		return wire.EncodeReport(out, id, &got, sent)
+	case wire.TypeSamples:
+		id, epoch, cursor, sent, samples, err := wire.DecodeSamples(b)
+		if err != nil || len(samples) != 0 || id == 0 || !take(id, sent) {
+			return nil
+		}
+		return a.answerSamples(out, len(b), id, epoch, cursor, sent, at)
+	case wire.TypePairs:
+		id, rate, peers, sent, err := wire.DecodePairsRequest(b)
+		if err != nil || id == 0 || !take(id, sent) {
+			return nil
+		}
+		return a.answerPairs(out, len(b), rate, id, peers, sent, at)
 	}
 	return nil
 }
