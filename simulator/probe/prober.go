@@ -67,6 +67,22 @@ type Prober struct {
 	echoRate float64
 	budget   *bucket
 
+	// coords are the nodes' network coordinates; requests the samples and
+	// pairs requests awaiting answers, by id; peerNames maps PeerHash to
+	// the named nodes, nil when a name changed since (collect.go).
+	coords    *coordinates
+	requests  map[uint64]pendingRequest
+	peerNames map[uint32]string
+	// interest are the nodes of interest, until when; plan the peers each
+	// measuring node measures, chosen at pairsChosen; pairs what was
+	// measured of each pair; pairsSent when the lists were last renewed
+	// (pairs.go).
+	interest    map[string]time.Time
+	plan        map[string][]string
+	pairs       map[pairKey]*pairState
+	pairsChosen time.Time
+	pairsSent   time.Time
+
 	snapMu sync.RWMutex
 	snap   Snapshot
 	// lateLogged is how many late echoes were logged, and when.
@@ -122,6 +138,10 @@ type target struct {
 	// link are the node link's counter readings of the last window,
 	// oldest first (addLink).
 	link []linkSample
+	// collectedAt is when the agent's samples were last asked for, and
+	// epoch and cursor where its last answer left off (collect.go).
+	collectedAt   time.Time
+	epoch, cursor uint64
 }
 
 type echo struct {
@@ -137,6 +157,9 @@ type counters struct {
 	echoesLate               atomic.Int64
 	bytesSent, bytesReceived atomic.Int64
 	refused                  atomic.Int64
+	// samples are the agents' round trips to each other the coordinates
+	// took; samplesPassed those lost, or naming no one node.
+	samples, samplesPassed atomic.Int64
 }
 
 // NewProber returns a prober with cfg's defaults filled in, sending from
@@ -159,6 +182,8 @@ func NewProber(cfg Config) (*Prober, error) {
 		cfg: cfg, conn: conn, now: time.Now, stamped: wire.EnableTimestamps(conn) == nil,
 		budget:  newBucket(cfg.BudgetBytesPerSecond, trainWireBytes(cfg.TrainPackets), time.Now()),
 		targets: map[netip.AddrPort]*target{}, pending: map[uint64]pendingEcho{}, lost: map[uint64]lostEcho{},
+		coords: newCoordinates(), requests: map[uint64]pendingRequest{},
+		interest: map[string]time.Time{}, pairs: map[pairKey]*pairState{},
 		reports: make(chan wire.TrainCount, 4), rediscover: make(chan struct{}, 1),
 	}
 	p.known.Store(&map[netip.AddrPort]struct{}{})
@@ -176,6 +201,7 @@ func (p *Prober) Run(ctx context.Context) {
 	go wait.UntilWithContext(ctx, p.hello, helloTick)
 	go wait.UntilWithContext(ctx, func(context.Context) { p.summarise() }, time.Second)
 	go p.trains(ctx)
+	go p.collect(ctx)
 	p.echoes(ctx)
 }
 
@@ -233,6 +259,7 @@ func (p *Prober) discover(ctx context.Context) {
 	for ap, t := range p.targets {
 		if !found[ap] {
 			delete(p.targets, ap)
+			p.forgetNodeLocked(t.node)
 			for key, pe := range p.pending {
 				if pe.t == t {
 					delete(p.pending, key)
@@ -343,6 +370,10 @@ func (p *Prober) dispatch(logger klog.Logger, b []byte, from netip.AddrPort, at 
 			return false
 		}
 		return p.answered(key, at, from, stamps)
+	case wire.TypeSamples:
+		return p.samplesAnswered(b, from, at)
+	case wire.TypePairs:
+		return p.pairsAnswered(b, from, at)
 	case wire.TypeReport:
 		id, c, _, err := wire.DecodeReport(b)
 		if err != nil {
@@ -378,7 +409,12 @@ func (p *Prober) named(logger klog.Logger, from netip.AddrPort, id uint64, node 
 		return false
 	}
 	tg.helloID = 0
+	was := tg.node
 	*tg = target{addr: tg.addr, node: node, nodeHash: wire.NodeHash(node), helloSent: tg.helloSent}
+	if was != node {
+		p.forgetNodeLocked(was)
+	}
+	p.peerNames = nil
 	return true
 }
 
@@ -402,7 +438,9 @@ func (p *Prober) answered(key uint64, at time.Time, from netip.AddrPort, stamps 
 		// address reused): what it measured so far is not this node's, and
 		// the name is asked again.
 		klog.Background().Info("A probe agent's address answers for another node; asking its name again", "address", from, "was", t.node)
+		was := t.node
 		*t = target{addr: t.addr}
+		p.forgetNodeLocked(was)
 		return true
 	}
 	rtt := networkRTT(pe.sent, at, stamps)
@@ -415,4 +453,20 @@ func (p *Prober) answered(key uint64, at time.Time, from netip.AddrPort, stamps 
 		p.stats.echoesLate.Add(1)
 	}
 	return true
+}
+
+// forgetNodeLocked forgets node's coordinate once no target answers for
+// it: its agent left, or its address answers for another node now.
+// Called with p.mu held.
+func (p *Prober) forgetNodeLocked(node string) {
+	p.peerNames = nil
+	if node == "" {
+		return
+	}
+	for _, t := range p.targets {
+		if t.node == node {
+			return
+		}
+	}
+	p.coords.forget(node)
 }

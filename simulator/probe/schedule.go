@@ -30,13 +30,14 @@ func trainWireBytes(packets int) float64 {
 }
 
 // TrainCycle is how long the budget takes to send each of n nodes one
-// train, after echoes: at scale, trains are rarer than windows. Hellos go
-// only to agents not yet named, once, and are left out.
+// train, after echoes and collecting samples: at scale, trains are rarer
+// than windows. Hellos go only to agents not yet named, once, and pairs
+// only where the scheduler asks for them: both are left out.
 func TrainCycle(cfg Config, n int) time.Duration {
 	if n == 0 {
 		return 0
 	}
-	left := cfg.BudgetBytesPerSecond - EchoRate(cfg, n)*echoWireBytes
+	left := cfg.BudgetBytesPerSecond - EchoRate(cfg, n)*echoWireBytes - CollectCost(cfg, n, CollectEvery(cfg, n))
 	perWindow := float64(n) * trainsPerWindow * trainWireBytes(cfg.TrainPackets) / cfg.Window.Seconds()
 	rate := math.Min(left, perWindow)
 	if rate <= 0 {

@@ -68,6 +68,12 @@ type Snapshot struct {
 	OldestEcho, OldestBandwidth time.Duration
 	// BandwidthMaxAge is the age past which a bandwidth is not served.
 	BandwidthMaxAge time.Duration
+	// Coordinates are the named nodes' network coordinates, those that
+	// samples updated (coords.go).
+	Coordinates map[string]NodeCoordinate
+	// Pairs are the pairs measured directly within the window, sorted by
+	// From then To (pairs.go).
+	Pairs []PairMetrics
 }
 
 // Snapshot returns the latest summary.
@@ -118,12 +124,27 @@ func (p *Prober) summarise() {
 		}
 		snap.Nodes[t.node] = m
 	}
+	snap.Coordinates = p.coordinatesLocked()
+	snap.Pairs = p.summarisePairsLocked(now, snap.BandwidthMaxAge)
 	p.mu.Unlock()
 	p.logLate(now)
 	p.snapMu.Lock()
 	snap.Seq = p.snap.Seq + 1
 	p.snap = snap
 	p.snapMu.Unlock()
+}
+
+// coordinatesLocked are the named nodes' coordinates. Called with p.mu
+// held.
+func (p *Prober) coordinatesLocked() map[string]NodeCoordinate {
+	all := p.coords.snapshot()
+	out := make(map[string]NodeCoordinate, len(all))
+	for _, t := range p.order {
+		if c, ok := all[t.node]; ok && t.node != "" {
+			out[t.node] = c
+		}
+	}
+	return out
 }
 
 // namedLocked is how many targets are named. Called with p.mu held.
@@ -307,6 +328,9 @@ type Cost struct {
 	// Refused counts datagrams the prober received and threw away: not an
 	// answer to anything it asked.
 	Refused int64
+	// Samples counts the agents' round trips to each other that moved a
+	// coordinate; SamplesPassed those lost, or naming no one node.
+	Samples, SamplesPassed int64
 }
 
 // Cost returns the counters since the prober started.
@@ -316,6 +340,7 @@ func (p *Prober) Cost() Cost {
 		EchoesLate: p.stats.echoesLate.Load(), Trains: p.stats.trains.Load(),
 		BytesSent: p.stats.bytesSent.Load(), BytesReceived: p.stats.bytesReceived.Load(),
 		Refused: p.stats.refused.Load(),
+		Samples: p.stats.samples.Load(), SamplesPassed: p.stats.samplesPassed.Load(),
 	}
 }
 
