@@ -51,7 +51,15 @@ func runAgent(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	a, err := agent.Listen(o.AgentListen, o.Node, key)
+	var opts []agent.Option
+	if o.Peers != "" {
+		find, err := agentsOf("peers", o.Peers)
+		if err != nil {
+			return err
+		}
+		opts = append(opts, agent.WithPeers(find))
+	}
+	a, err := agent.Listen(o.AgentListen, o.Node, key, opts...)
 	if err != nil {
 		return err
 	}
@@ -74,7 +82,7 @@ func runAgent(ctx context.Context, o Options) error {
 		}
 	}
 	logger.Info("Probe agent serving", "version", kns3.Version, "address", a.Addr().String(), "node", o.Node,
-		"nodeSysfs", o.NodeSysfs, "nodeLink", link)
+		"nodeSysfs", o.NodeSysfs, "nodeLink", link, "peers", o.Peers)
 	return a.Serve(ctx)
 }
 
@@ -93,12 +101,13 @@ func serve(ctx context.Context, o Options) error {
 		}
 		go p.Run(ctx)
 		srv.SetLive(measured(p, o.Rules))
+		srv.SetPairInterest(p.SetInterest)
 		d := o.Rules.Differences
 		logger.Info("Measuring the nodes", "agents", o.Agents, "window", o.Window, "timeout", cfg.Timeout,
 			"budgetMbps", o.BudgetMbps, "probers", o.Probers,
 			"targets", fmt.Sprintf("%g Mbit/s, %g ms, %g loss", o.Rules.BandwidthMbps, o.Rules.LatencyMs, o.Rules.PacketLoss),
 			"smallestDifferences", fmt.Sprintf("%g of the bandwidth, %g of the latency or %g ms, %g loss", d.BandwidthRatio, d.LatencyRatio, d.LatencyMs, d.Loss),
-			"warmUpQuorum", o.Rules.Quorum)
+			"warmUpQuorum", o.Rules.Quorum, "pairsPerNode", cfg.PairsPerNode, "pairEchoes", cfg.PairEchoesPerSecond)
 	}
 	if o.Scenario == "" {
 		logger.Info("No --scenario given: /simulate serves what is measured, if anything")
@@ -143,8 +152,11 @@ func serve(ctx context.Context, o Options) error {
 // request lasts until its client gives up. So there is no WriteTimeout: its
 // deadline runs from the moment the request's header is read, so it would
 // count fault.delay_ms and drop the delayed answer, and one above the longest
-// delay (scenario.MaxDelayMs, 10 minutes) would reap nothing in time. No
-// handler reads a request body, so ReadHeaderTimeout bounds the reading.
+// delay (scenario.MaxDelayMs, 10 minutes) would reap nothing in time. Nor
+// is there a ReadTimeout: a connection's read deadline also ends the
+// requests a fault holds. ReadHeaderTimeout bounds reading a request; the
+// one handler that reads a body, PUT /pairs/interest, sets its own read
+// deadline.
 func newHTTPServer(h http.Handler) *http.Server {
 	return &http.Server{
 		Handler:           h,

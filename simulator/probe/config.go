@@ -85,9 +85,9 @@ const DefaultBudgetBytesPerSecond = 1e9 / 8 / 100
 // stays fresh by default.
 const DefaultBandwidthMaxAgeWindows = 4
 
-// maxPairEchoesPerSecond is the most echoes a second an agent sends one
-// peer.
-const maxPairEchoesPerSecond = 100
+// MaxPairEchoesPerSecond is the most echoes a second a pair is measured
+// with: what an agent sends one peer at most.
+const MaxPairEchoesPerSecond = 100
 
 // finite says v is a number, not NaN or an infinity.
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
@@ -113,8 +113,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("bandwidth max age: %s, want at least the window (%s)", c.BandwidthMaxAge, c.Window)
 	case c.PairsPerNode < 0 || c.PairsPerNode > wire.MaxPairPeers:
 		return fmt.Errorf("pairs per node: %d, want 0 to %d", c.PairsPerNode, wire.MaxPairPeers)
-	case c.PairEchoesPerSecond < 1 || c.PairEchoesPerSecond > maxPairEchoesPerSecond:
-		return fmt.Errorf("pair echoes per second: %d, want 1 to %d", c.PairEchoesPerSecond, maxPairEchoesPerSecond)
+	case c.PairEchoesPerSecond < 1 || c.PairEchoesPerSecond > MaxPairEchoesPerSecond:
+		return fmt.Errorf("pair echoes per second: %d, want 1 to %d", c.PairEchoesPerSecond, MaxPairEchoesPerSecond)
 	}
 	return nil
 }

@@ -91,8 +91,9 @@ func NewAgent(node string, conn net.PacketConn, key *wire.Key, opts ...Option) *
 }
 
 // Listen opens addr (UDP) for requests, and the train port after it, and
-// returns an agent answering there for node, authenticating with key.
-func Listen(addr, node string, key *wire.Key) (*Agent, error) {
+// returns an agent answering there for node, authenticating with key,
+// with opts.
+func Listen(addr, node string, key *wire.Key, opts ...Option) (*Agent, error) {
 	if node == "" {
 		return nil, errors.New("the agent needs its node's name (--node-name, or NODE_NAME from the downward API)")
 	}
@@ -104,7 +105,7 @@ func Listen(addr, node string, key *wire.Key) (*Agent, error) {
 		conn.Close()
 		return nil, errors.New("the agent needs the probe key (--probe-key-file)")
 	}
-	a := NewAgent(node, conn, key)
+	a := NewAgent(node, conn, key, opts...)
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		conn.Close()
