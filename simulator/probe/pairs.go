@@ -23,8 +23,9 @@ import (
 // bandwidth are summarised as a node's are, from the same estimators.
 
 const (
-	// pairsEvery is how often the prober renews each measuring agent's
-	// list and collects what it measured.
+	// pairsEvery is how often at least the prober renews each measuring
+	// agent's list and collects what it measured: more often when a
+	// second's echoes do not fit one datagram (pairsRequests).
 	pairsEvery = time.Second
 	// pairsShare is the most of the budget collecting pairs may take: the
 	// measuring agents beyond it are left to the coordinates.
@@ -90,17 +91,23 @@ func (p *Prober) SetInterest(nodes []string) {
 	p.pairsChosen = time.Time{}
 }
 
-// pairsRequestSize is the size of a pairs request naming peers peers at
-// rate, with room for their answers of pairsEvery and a train each.
-func pairsRequestSize(peers, rate int) int {
-	per := wire.PairBlockSize(int(math.Ceil(float64(rate)*pairsEvery.Seconds()*pairsSlack)), true)
-	return min(max(wire.PairsRequestSize(peers), wire.PairsMinSize+peers*per), wire.MaxDatagram)
+// pairsRequests is how one measuring agent naming peers peers at rate is
+// asked: requests of size bytes, one every every, so that the answers hold
+// the echoes of pairsEvery (with room to spare) and a train's result
+// each, in datagrams no longer than wire.MaxDatagram.
+func pairsRequests(peers, rate int) (size int, every time.Duration) {
+	echoes := float64(rate) * pairsEvery.Seconds() * pairsSlack
+	need := wire.PairsMinSize + peers*wire.PairBlockSize(int(math.Ceil(echoes)), true)
+	n := max(1, int(math.Ceil(float64(need)/wire.MaxDatagram)))
+	per := wire.PairsMinSize + peers*wire.PairBlockSize(int(math.Ceil(echoes/float64(n))), true)
+	return min(max(wire.PairsRequestSize(peers), per), wire.MaxDatagram), pairsEvery / time.Duration(n)
 }
 
-// pairsCost is what renewing one measuring agent's list of peers costs a
-// second on the wire, request and answer.
+// pairsCost is what asking one measuring agent for peers pairs costs a
+// second on the wire, requests and answers.
 func pairsCost(cfg Config, peers int) float64 {
-	return float64(2*(pairsRequestSize(peers, cfg.PairEchoesPerSecond)+wire.Overhead)) / pairsEvery.Seconds()
+	size, every := pairsRequests(peers, cfg.PairEchoesPerSecond)
+	return float64(2*(size+wire.Overhead)) / every.Seconds()
 }
 
 // choosePairsLocked decides which agent measures which peers: each node
@@ -148,6 +155,11 @@ func (p *Prober) choosePairsLocked(now time.Time) {
 		}
 	}
 	p.plan, p.pairsChosen = plan, now
+	for measurer := range p.pairsSent {
+		if plan[measurer] == nil {
+			delete(p.pairsSent, measurer)
+		}
+	}
 	for key := range chosen {
 		if p.pairs[key] == nil {
 			p.pairs[key] = &pairState{}
@@ -162,16 +174,11 @@ type pairsDue struct {
 	peers []wire.PairPeer
 }
 
-// requestPairs renews each measuring agent's list every pairsEvery,
-// asking for a pair's train every pairTrainWindows windows, and collects
-// what was measured.
+// requestPairs renews each measuring agent's list and collects what it
+// measured, as often as pairsRequests says, asking for a pair's train
+// every pairTrainWindows windows.
 func (p *Prober) requestPairs(now time.Time) {
 	p.mu.Lock()
-	if now.Sub(p.pairsSent) < pairsEvery {
-		p.mu.Unlock()
-		return
-	}
-	p.pairsSent = now
 	if now.Sub(p.pairsChosen) >= p.cfg.Window {
 		p.choosePairsLocked(now)
 	}
@@ -184,7 +191,8 @@ func (p *Prober) requestPairs(now time.Time) {
 	var due []pairsDue
 	for _, measurer := range slices.Sorted(maps.Keys(p.plan)) {
 		t := byNode[measurer]
-		if t == nil {
+		size, every := pairsRequests(len(p.plan[measurer]), p.cfg.PairEchoesPerSecond)
+		if t == nil || now.Sub(p.pairsSent[measurer]) < every {
 			continue
 		}
 		var refs []pairRef
@@ -198,10 +206,10 @@ func (p *Prober) requestPairs(now time.Time) {
 			peers = append(peers, wire.PairPeer{Addr: pt.addr, TrainID: p.trainDueLocked(ref.key, now)})
 			refs = append(refs, ref)
 		}
-		size := pairsRequestSize(len(peers), p.cfg.PairEchoesPerSecond)
 		if !p.budget.trySpend(now, float64(2*(size+wire.Overhead))) {
 			break
 		}
+		p.pairsSent[measurer] = now
 		id := wire.NewID()
 		p.requests[id] = pendingRequest{addr: t.addr, sent: now, kind: wire.TypePairs, peers: refs}
 		due = append(due, pairsDue{id, t.addr, size, peers})

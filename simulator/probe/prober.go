@@ -75,13 +75,13 @@ type Prober struct {
 	peerNames map[uint32]string
 	// interest are the nodes of interest, until when; plan the peers each
 	// measuring node measures, chosen at pairsChosen; pairs what was
-	// measured of each pair; pairsSent when the lists were last renewed
-	// (pairs.go).
+	// measured of each pair; pairsSent when each measuring node's list was
+	// last renewed (pairs.go).
 	interest    map[string]time.Time
 	plan        map[string][]string
 	pairs       map[pairKey]*pairState
 	pairsChosen time.Time
-	pairsSent   time.Time
+	pairsSent   map[string]time.Time
 
 	snapMu sync.RWMutex
 	snap   Snapshot
@@ -183,7 +183,7 @@ func NewProber(cfg Config) (*Prober, error) {
 		budget:  newBucket(cfg.BudgetBytesPerSecond, trainWireBytes(cfg.TrainPackets), time.Now()),
 		targets: map[netip.AddrPort]*target{}, pending: map[uint64]pendingEcho{}, lost: map[uint64]lostEcho{},
 		coords: newCoordinates(), requests: map[uint64]pendingRequest{},
-		interest: map[string]time.Time{}, pairs: map[pairKey]*pairState{},
+		interest: map[string]time.Time{}, pairs: map[pairKey]*pairState{}, pairsSent: map[string]time.Time{},
 		reports: make(chan wire.TrainCount, 4), rediscover: make(chan struct{}, 1),
 	}
 	p.known.Store(&map[netip.AddrPort]struct{}{})
