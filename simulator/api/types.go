@@ -39,8 +39,8 @@ type Pairs struct {
 	// WindowSeconds is the window the measured pairs summarise.
 	WindowSeconds int `json:"window_seconds"`
 	// Coordinates maps a node to its Vivaldi network coordinate, in the
-	// units and semantics of github.com/hashicorp/serf/coordinate: the
-	// distance between two nodes' coordinates estimates their round trip.
+	// units and semantics of serf's coordinate package: the distance
+	// between two nodes' coordinates estimates their round trip.
 	Coordinates map[string]Coordinate `json:"coordinates"`
 	// Measured are the pairs measured directly, From before To by name,
 	// each once, sorted.
