@@ -208,6 +208,18 @@ func (a *Agent) lookupPeersOnce(ctx context.Context) {
 			ps.found = append(ps.found, ap)
 		}
 	}
+	// What is remembered of each address, only while it is a peer's:
+	// agents come and go with new addresses.
+	for ap := range ps.hashes {
+		if !known[ap] {
+			delete(ps.hashes, ap)
+		}
+	}
+	for ap := range ps.self {
+		if !known[ap] {
+			delete(ps.self, ap)
+		}
+	}
 }
 
 // tickPeers sends what is due every peerTick.
