@@ -45,10 +45,11 @@ var liveShape = netshape.Shape{RateMbit: 20, Loss: 0.05}
 // would (then, with every node measured, deploy/monitoring's alerts and
 // dashboard are evaluated on a real scrape); a shaped link, or 2 % loss alone, ranks its worker below the
 // others within two windows, and healed it ties again within two; a busy
-// worker is not a slow network; a forged echo sets off no answers; a
-// burst spreads over two links that fill, and kubectl kns3 explain agrees
-// with where its pods went. It checks; the value benchmark (TestValue,
-// next) measures, on the same install.
+// worker is not a slow network; the path between two workers, shaped
+// alone, shows in their pair's numbers; a forged echo sets off no
+// answers; a burst spreads over two links that fill, and kubectl kns3
+// explain agrees with where its pods went. It checks; the value benchmark
+// (TestValue, next) measures, on the same install.
 func TestLiveNetwork(t *testing.T) {
 	f := inNamespace(features.New("live network picture"), "kns3-e2e-live").
 		WithSetup("apply deploy/live, with the suite's window", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
@@ -83,6 +84,11 @@ func TestLiveNetwork(t *testing.T) {
 		Assess("a worker busy with a CPU burner is not a slow network",
 			func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 				clusterFrom(ctx, t).busyWorkerIsNotSlow(ctx)
+				return ctx
+			}).
+		Assess("every node has a coordinate; the path between two workers, shaped alone, shows in their pair's numbers and in no other pair's",
+			func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+				clusterFrom(ctx, t).pairsMeasuredAndShaped(ctx)
 				return ctx
 			}).
 		Assess("an echo forged with one agent's address sets off no answers",

@@ -88,6 +88,12 @@ benchtime=1s; [ "$mode" = smoke ] && benchtime=1x
 go test -vet=off -run '^$' -bench . -benchmem -benchtime "$benchtime" -count "$runs" \
   ./scheduler/plugins/customscore/... ./scheduler/plugins/network/ ./scheduler/plugins/placement/ \
   ./scheduler/plugins/networkcapacity/ | tee "$out/go-bench.txt" | grep -E '^(Benchmark|ok)'
+# The network coordinates' accuracy on a synthetic 5,000-node cluster of
+# three regions of three zones (no socket: the Vivaldi clients driven as
+# the prober drives them), printed, apart from the scoring cycle's report.
+echo "bench:   network coordinates of a synthetic 5,000-node cluster (simulator/probe)"
+go test -vet=off -run '^$' -bench CoordinateAccuracy -benchtime 1x ./simulator/probe/ | tee "$out/coordinates.txt" |
+  grep -E '^(Benchmark|ok)|relative error'
 
 echo "bench: 2/6 scheduler_perf, label $label ($runs runs)"
 # One go test per test case: each writes its results as soon as it ends.
