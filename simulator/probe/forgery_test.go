@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/klog/v2"
+
 	"kns3.dev/kns3/simulator/probe/agent"
 	"kns3.dev/kns3/simulator/probe/wire"
 )
@@ -256,5 +258,45 @@ func TestAgentRestartIsNotLoss(t *testing.T) {
 	})
 	if worst > 0.05 {
 		t.Errorf("after the agent's restart, its node's loss reached %.2f; the restart is not the link's loss", worst)
+	}
+}
+
+// TestProberRefusesStrangersWithoutLocking: an answer from an address the
+// prober does not probe, or one it cannot authenticate, is refused before
+// the prober takes its lock, so a flood of them cannot hold up the
+// prober's own bookkeeping; an agent's authenticated answer is taken.
+func TestProberRefusesStrangersWithoutLocking(t *testing.T) {
+	agentAddr := netip.MustParseAddrPort("127.0.0.1:10271")
+	p, err := NewProber(Config{Key: testKey, Agents: StaticAgents([]string{agentAddr.String()}), Window: time.Second, Timeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.conn.Close()
+	p.discover(context.Background())
+	answer := func() []byte {
+		b := wire.EncodeEchoAnswer(make([]byte, wire.EchoSize), 42, time.Now(), time.Now(), 1, wire.LinkReading{})
+		return testKey.Sign(b)
+	}
+	stranger := netip.MustParseAddrPort("127.0.0.1:40001")
+	unsigned := answer()
+	unsigned[len(unsigned)-1] ^= 1
+	p.mu.Lock()
+	done := make(chan [2]bool, 1)
+	go func() {
+		done <- [2]bool{
+			p.dispatch(klog.Background(), answer(), stranger, time.Now()),
+			p.dispatch(klog.Background(), unsigned, agentAddr, time.Now()),
+		}
+	}()
+	select {
+	case got := <-done:
+		p.mu.Unlock()
+		if got[0] || got[1] {
+			t.Errorf("taken: from a stranger %v, unsigned %v; want both refused", got[0], got[1])
+		}
+	case <-time.After(5 * time.Second):
+		p.mu.Unlock()
+		<-done
+		t.Fatal("refusing a stranger's or an unsigned answer waited for the prober's lock")
 	}
 }

@@ -313,3 +313,25 @@ func mustKey(secret string) *wire.Key {
 	}
 	return k
 }
+
+// TestAgentLimitsTrainsOfEachSource sends an agent far more signed train
+// packets from one source, at one instant, than a prober's trains ever
+// hold: it counts a bounded number, so no key holder's flood costs it
+// more than its train table's few entries.
+func TestAgentLimitsTrainsOfEachSource(t *testing.T) {
+	a := NewAgent("n", nil, testKey)
+	buf := make([]byte, 2048)
+	pkt := make([]byte, wire.TrainPacketSize)
+	now := time.Unix(1000, 0)
+	const sent = 3 * trainSourceBurst
+	for i := range uint32(sent) {
+		a.answer(trainPkt(pkt, 7, i, now), buf, prober, now)
+	}
+	c := a.trains.get(prober, 7)
+	if c.Packets == 0 || c.Packets > trainSourceBurst {
+		t.Errorf("%d signed train packets from one source at one instant: %d counted, want some and at most %d", sent, c.Packets, trainSourceBurst)
+	}
+	if _, _, limited := a.Refused(); limited < sent-trainSourceBurst {
+		t.Errorf("%d refused over the source's rate, want at least %d", limited, sent-trainSourceBurst)
+	}
+}
