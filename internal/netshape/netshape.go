@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -88,7 +89,8 @@ func Clear(ctx context.Context, node string) error {
 	if out, err := run(ctx, nsenter(pid, "nft", "list", "tables")...); err != nil {
 		errs = append(errs, err)
 	} else {
-		if strings.Contains(out, "table inet "+table) {
+		// Whole lines: the pairs' table's name begins with this one's.
+		if slices.Contains(strings.Split(strings.TrimSpace(out), "\n"), "table inet "+table) {
 			if _, err := run(ctx, nsenter(pid, "nft", "delete", "table", "inet", table)...); err != nil {
 				errs = append(errs, err)
 			}
