@@ -1,9 +1,9 @@
 // Package network is the simulator's answer as every plugin of a profile
 // reads it: one /simulate answer decoded (Simulation, Decode: the scores),
-// its links (Links) and what else it says (MetaOf, DescribedUntil); the
-// answer CustomScorePlugin holds for the cycle's filters (WriteHeld,
-// Held); and the announcement of each new answer to the plugins that
-// listen (OnNewSimulation). CustomScorePlugin's client (its simclient)
+// its links (Links), the network between nodes (Pairs) and what else it
+// says (MetaOf, DescribedUntil); the answer CustomScorePlugin holds for the
+// cycle's filters (WriteHeld, Held); and the announcement of each new
+// answer to the plugins that listen (OnNewSimulation). CustomScorePlugin's client (its simclient)
 // asks the simulator; the profile's other plugins never do, and read the
 // answer through this package. It imports no plugin.
 package network
@@ -36,6 +36,9 @@ type Simulation struct {
 	// links is what Links read off Body, once.
 	linksOnce sync.Once
 	links     map[string]Link
+	// pairs is what Pairs read off Body, once (pairs.go).
+	pairsOnce sync.Once
+	pairs     *Pairs
 }
 
 // wireResponse is the consumer's view of a SimulationResponse. encoding/json
