@@ -21,6 +21,7 @@ import (
 
 	"kns3.dev/kns3/scheduler/apis/config"
 	_ "kns3.dev/kns3/scheduler/apis/config/scheme"
+	configv1 "kns3.dev/kns3/scheduler/apis/config/v1"
 	"kns3.dev/kns3/scheduler/apis/config/validation"
 )
 
@@ -488,6 +489,49 @@ profiles:
 	if err := validation.ValidateNetworkCapacityArgs(field.NewPath("args"), &config.NetworkCapacityArgs{DefaultPodMbps: -3}); err == nil ||
 		!strings.Contains(err.Error(), "args.defaultPodMbps") {
 		t.Errorf("validating defaultPodMbps -3: %v, want an error naming args.defaultPodMbps", err)
+	}
+}
+
+// NetworkPeers' args decode from a profile's pluginConfig, take
+// CustomScorePlugin's default simulator, and fail on an unknown field or a
+// bad URL with the field named.
+func TestNetworkPeersArgsDecode(t *testing.T) {
+	cfgOf := func(args string) string {
+		return `apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+  - schedulerName: kns-3-scheduler
+    pluginConfig:
+      - name: NetworkPeers
+        args: ` + args + "\n"
+	}
+	for _, tc := range []struct {
+		args, want, wantErr string
+	}{
+		{args: "{}", want: configv1.DefaultSimulatorURL},
+		{args: "{simulatorURL: http://127.0.0.1:10271}", want: "http://127.0.0.1:10271"},
+		{args: "{simulatorUrl: http://127.0.0.1:10271}", wantErr: "simulatorUrl"},
+		{args: "{simulatorURL: 3}", wantErr: "simulatorURL"},
+	} {
+		cfg, err := decode(t, cfgOf(tc.args))
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("%s: error %v, want one naming %s", tc.args, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", tc.args, err)
+		}
+		var got *config.NetworkPeersArgs
+		for _, pc := range cfg.Profiles[0].PluginConfig {
+			if a, ok := pc.Args.(*config.NetworkPeersArgs); ok {
+				got = a
+			}
+		}
+		if got == nil || got.SimulatorURL != tc.want {
+			t.Errorf("%s: args %+v, want simulatorURL %s", tc.args, got, tc.want)
+		}
 	}
 }
 
