@@ -74,6 +74,12 @@ func (a *appGroups) watch(ctx context.Context, disc discovery.DiscoveryInterface
 		logger.V(1).Info("AppGroups are not served: pods declare their peers with annotations only", "groupVersion", gv, "err", err)
 		return
 	}
+	// An informer that may not list retries, and logs, forever: ask once.
+	if _, err := client.Resource(AppGroupResource).List(ctx, metav1.ListOptions{Limit: 1}); apierrors.IsForbidden(err) {
+		logger.Info("AppGroups are served but the scheduler may not list them: their dependencies declare no peers "+
+			"(grant get, list and watch on appgroups, as the installs' ClusterRole kns-3-scheduler:appgroups does)", "err", err)
+		return
+	}
 	factory := dynamicinformer.NewDynamicSharedInformerFactory(client, 0)
 	informer := factory.ForResource(AppGroupResource)
 	factory.Start(ctx.Done())

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
@@ -136,6 +137,20 @@ func TestAppGroupsWatch(t *testing.T) {
 		}
 		if d, err := a.declaration(frontend); d != nil || err != nil {
 			t.Errorf("declaration %+v, %v: want none", d, err)
+		}
+	})
+
+	t.Run("served, not allowed", func(t *testing.T) {
+		disc := fake.NewClientset().Discovery().(*fakediscovery.FakeDiscovery)
+		disc.Resources = servedResources
+		client := dynamicClient(shop())
+		client.PrependReactor("list", "appgroups", func(k8stesting.Action) (bool, runtime.Object, error) {
+			return true, nil, apierrors.NewForbidden(AppGroupResource.GroupResource(), "", errors.New("no rule"))
+		})
+		var a appGroups
+		a.watch(t.Context(), disc, client)
+		if a.source.Load() != nil {
+			t.Fatal("an informer of AppGroups started where it may not list them")
 		}
 	})
 
