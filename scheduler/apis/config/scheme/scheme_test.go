@@ -536,8 +536,8 @@ profiles:
 }
 
 // The live installs' configurations, through the scheduler's own loader:
-// NetworkCapacity's args as they set them, and its weight against
-// CustomScorePlugin's.
+// NetworkCapacity's args as they set them, NetworkPeers' simulator
+// CustomScorePlugin's, and their weights against CustomScorePlugin's.
 func TestLoadLiveConfig(t *testing.T) {
 	for _, path := range []string{"../../../../deploy/live/scheduler-config.yaml", "../../../../deploy/live/control-plane/scheduler-config.yaml"} {
 		t.Run(path, func(t *testing.T) {
@@ -558,18 +558,31 @@ func TestLoadLiveConfig(t *testing.T) {
 			for _, p := range profile.Plugins.Score.Enabled {
 				weights[p.Name] = p.Weight
 			}
-			if weights["NetworkCapacity"] != 2*weights["CustomScorePlugin"] || weights["CustomScorePlugin"] == 0 {
-				t.Errorf("score weights %v, want NetworkCapacity at twice CustomScorePlugin's", weights)
+			if weights["NetworkCapacity"] != 2*weights["CustomScorePlugin"] || weights["NetworkPeers"] != 2*weights["CustomScorePlugin"] ||
+				weights["CustomScorePlugin"] == 0 {
+				t.Errorf("score weights %v, want NetworkCapacity and NetworkPeers at twice CustomScorePlugin's", weights)
 			}
+			var capacity *config.NetworkCapacityArgs
+			var peers *config.NetworkPeersArgs
+			var score *config.CustomScorePluginArgs
 			for _, pc := range profile.PluginConfig {
-				if a, ok := pc.Args.(*config.NetworkCapacityArgs); ok {
-					if a.DefaultPodMbps != 10 || a.TargetUtilizationPercent != 80 {
-						t.Errorf("args %+v, want defaultPodMbps 10 and targetUtilizationPercent 80", *a)
-					}
-					return
+				switch a := pc.Args.(type) {
+				case *config.NetworkCapacityArgs:
+					capacity = a
+				case *config.NetworkPeersArgs:
+					peers = a
+				case *config.CustomScorePluginArgs:
+					score = a
 				}
 			}
-			t.Errorf("no NetworkCapacityArgs in %+v", profile.PluginConfig)
+			switch {
+			case capacity == nil || peers == nil || score == nil:
+				t.Errorf("pluginConfig %+v, want args of CustomScorePlugin, NetworkCapacity and NetworkPeers", profile.PluginConfig)
+			case capacity.DefaultPodMbps != 10 || capacity.TargetUtilizationPercent != 80:
+				t.Errorf("args %+v, want defaultPodMbps 10 and targetUtilizationPercent 80", *capacity)
+			case peers.SimulatorURL != score.SimulatorURL:
+				t.Errorf("NetworkPeers tells %s which pairs matter, CustomScorePlugin asks %s", peers.SimulatorURL, score.SimulatorURL)
+			}
 		})
 	}
 }
