@@ -26,7 +26,7 @@ func newCluster(t *testing.T, scenarioYAML string, so schedulerOptions, nodes ..
 		t.Skip("skipping: the integration suite starts etcd, kube-apiserver and the scheduler; run without -short")
 	}
 	cp := startControlPlane(t)
-	sim := startSimulator(t, scenarioYAML)
+	sim := startSimulator(t, scenarioYAML, so.pairs)
 	for _, n := range nodes {
 		createNode(t, cp.client, n.name, n.labels)
 	}

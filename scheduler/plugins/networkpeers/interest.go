@@ -49,8 +49,9 @@ type interest struct {
 	read func(*v1.Pod) (*declaration, error)
 	now  func() time.Time
 	// newest is the newest simulation the profile took: its pairs' window
-	// paces the loop.
+	// paces the loop. wake says a new one came.
 	newest atomic.Pointer[network.Simulation]
+	wake   chan struct{}
 
 	// sent is what the last successful PUT named; failing says the last
 	// PUT failed, so that a failure is logged once, not every window.
@@ -65,6 +66,7 @@ func newInterest(simulatorURL, profile string, pods corelisters.PodLister, read 
 	}
 	return &interest{
 		url: u.String(), shownURL: u.Redacted(), profile: profile, pods: pods, read: read, now: time.Now,
+		wake: make(chan struct{}, 1),
 		client: &http.Client{Timeout: interestTimeout, Transport: &http.Transport{
 			// The simulator is co-located: never route it through an HTTP
 			// proxy taken from the environment.
@@ -75,9 +77,15 @@ func newInterest(simulatorURL, profile string, pods corelisters.PodLister, read 
 	}, nil
 }
 
-// heard keeps sim, the newest simulation; it never blocks the goroutine
-// that asked.
-func (in *interest) heard(sim *network.Simulation) { in.newest.Store(sim) }
+// heard keeps sim, the newest simulation, and wakes run; it never blocks
+// the goroutine that asked, and leaves reading sim's pairs to run.
+func (in *interest) heard(sim *network.Simulation) {
+	in.newest.Store(sim)
+	select {
+	case in.wake <- struct{}{}:
+	default:
+	}
+}
 
 // window is the newest answer's pairs window, DefaultPairsWindow before
 // one has pairs.
@@ -90,19 +98,29 @@ func (in *interest) window() time.Duration {
 	return network.DefaultPairsWindow
 }
 
-// run tells the simulator once a window until ctx ends.
+// run tells the simulator once a window until ctx ends. Until an answer
+// has pairs the window is DefaultPairsWindow; an answer whose window
+// differs restarts the wait at its own.
 func (in *interest) run(ctx context.Context) {
 	logger := klog.FromContext(ctx).WithValues("plugin", Name)
-	timer := time.NewTimer(in.window())
+	period := in.window()
+	timer := time.NewTimer(period)
 	defer timer.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-in.wake:
+			if w := in.window(); w != period {
+				period = w
+				timer.Reset(period)
+			}
+			continue
 		case <-timer.C:
 		}
 		in.tell(ctx, logger)
-		timer.Reset(in.window())
+		period = in.window()
+		timer.Reset(period)
 	}
 }
 
