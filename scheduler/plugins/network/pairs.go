@@ -20,6 +20,8 @@ type Pairs struct {
 
 	coordinates map[string]*coordinate.Coordinate
 	measured    map[pairKey]PairMeasurement
+	// inMeasured are the nodes of the measured pairs.
+	inMeasured map[string]bool
 }
 
 // DefaultPairsWindow is the window of an answer that gives none: the live
@@ -104,24 +106,46 @@ func (s *Simulation) Pairs() *Pairs {
 	return s.pairs
 }
 
+// Node is one node as p knows it, looked up once for the many pairs a
+// ranking asks about.
+type Node struct {
+	name     string
+	coord    *coordinate.Coordinate
+	measured bool
+}
+
+// Node looks name up; a nil p knows no node but by its name.
+func (p *Pairs) Node(name string) Node {
+	if p == nil {
+		return Node{name: name}
+	}
+	return Node{name: name, coord: p.coordinates[name], measured: p.inMeasured[name]}
+}
+
 // Cost is what p says of the network between nodes a and b: nothing to
 // cross on one node; the direct measurement while it is fresh (no older
 // than FreshWindows windows); else the distance between their
 // coordinates, with an interval from the coordinates' errors; else
 // unknown. Loss and bandwidth come from a fresh direct measurement only.
 // A nil p knows only that a node is itself.
-func (p *Pairs) Cost(a, b string) PairCost {
-	if a == b {
+func (p *Pairs) Cost(a, b string) PairCost { return p.CostBetween(p.Node(a), p.Node(b)) }
+
+// CostBetween is Cost for two nodes looked up with Node.
+func (p *Pairs) CostBetween(a, b Node) PairCost {
+	if a.name == b.name {
 		return PairCost{Source: CostSameNode}
 	}
 	if p == nil {
 		return PairCost{}
 	}
 	var c PairCost
-	m := p.measured[keyOf(a, b)]
+	var m PairMeasurement
+	if a.measured && b.measured {
+		m = p.measured[keyOf(a.name, b.name)]
+	}
 	if lat := p.fresh(m.LatencyMs); lat != nil {
 		c.Source, c.RTTMs, c.RTTLowMs, c.RTTHighMs = CostMeasured, lat.Value, lat.Low, lat.High
-	} else if ca, cb := p.coordinates[a], p.coordinates[b]; ca != nil && cb != nil && ca.IsCompatibleWith(cb) {
+	} else if ca, cb := a.coord, b.coord; ca != nil && cb != nil && ca.IsCompatibleWith(cb) {
 		c.Source = CostEstimated
 		c.RTTMs = float64(ca.DistanceTo(cb)) / float64(time.Millisecond)
 		// A coordinate's error is the relative error of the distances it
@@ -241,9 +265,10 @@ func pairsOf(body []byte) *Pairs {
 			continue
 		}
 		if p.measured == nil {
-			p.measured = map[pairKey]PairMeasurement{}
+			p.measured, p.inMeasured = map[pairKey]PairMeasurement{}, map[string]bool{}
 		}
 		p.measured[keyOf(wp.From, wp.To)] = m
+		p.inMeasured[wp.From], p.inMeasured[wp.To] = true, true
 	}
 	if p.coordinates == nil && p.measured == nil {
 		return nil

@@ -77,12 +77,14 @@ func freeMbps(c network.PairCost, a, b network.Link, aKnown, bKnown bool) float6
 	return max(c.BandwidthMbps-use, 0)
 }
 
-// costOf is what node costs the pod whose peers hosts hold.
+// costOf is what node costs the pod whose peers hosts hold (their pairs
+// looked up in pairs).
 func costOf(node string, hosts []peerHost, pairs *network.Pairs, links map[string]network.Link) nodeCost {
 	out := nodeCost{known: true}
 	nodeLink, nodeKnown := links[node]
+	from := pairs.Node(node)
 	for _, h := range hosts {
-		c := pairs.Cost(node, h.node)
+		c := pairs.CostBetween(from, h.pairs)
 		switch c.Source {
 		case network.CostUnknown:
 			return nodeCost{}

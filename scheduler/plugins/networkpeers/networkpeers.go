@@ -163,6 +163,9 @@ func (pl *NetworkPeers) PreScore(ctx context.Context, state fwk.CycleState, pod 
 		return fwk.NewStatus(fwk.Skip)
 	}
 	cs := &Cycle{hosts: hosts, pairs: c.Simulation.Pairs(), links: c.Simulation.Links(), costs: make(map[string]nodeCost, len(nodes))}
+	for i := range hosts {
+		hosts[i].pairs = cs.pairs.Node(hosts[i].node)
+	}
 	names, costs := make([]string, len(nodes)), make([]nodeCost, len(nodes))
 	pl.parallelize(ctx, len(nodes), func(i int) {
 		names[i] = nodes[i].Node().Name

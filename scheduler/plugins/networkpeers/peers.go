@@ -7,11 +7,16 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	fwk "k8s.io/kube-scheduler/framework"
+
+	"kns3.dev/kns3/scheduler/plugins/network"
 )
 
 // peerHost is one node that hosts peers of the pod being scheduled.
 type peerHost struct {
 	node string
+	// pairs is node as the cycle's pairs know it (network.Pairs.Node),
+	// looked up once for every candidate.
+	pairs network.Node
 	// pods is how many of the pod's peers it hosts.
 	pods int
 	// weight is its share of the pod's traffic, as a ranking weighs it:

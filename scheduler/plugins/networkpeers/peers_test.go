@@ -9,6 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	fwk "k8s.io/kube-scheduler/framework"
+
+	"kns3.dev/kns3/scheduler/plugins/network"
 )
 
 func TestFindPeers(t *testing.T) {
@@ -70,7 +72,7 @@ func TestFindPeers(t *testing.T) {
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := findPeers(nodes, self, &declaration{groups: tc.groups})
-			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(peerHost{}), cmpopts.EquateApprox(0, 1e-9)); diff != "" {
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(peerHost{}), cmpopts.EquateComparable(network.Node{}), cmpopts.EquateApprox(0, 1e-9)); diff != "" {
 				t.Errorf("findPeers (-want +got):\n%s", diff)
 			}
 		})
