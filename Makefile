@@ -18,7 +18,7 @@ LDFLAGS   = -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) \
              -X k8s.io/component-base/version.gitMajor=$(KUBE_MAJOR) \
              -X k8s.io/component-base/version.gitMinor=$(KUBE_MINOR)
 
-.PHONY: all build images test check fmt-check vet lint-bazel bazel-setup bazel-test go-test cache clean \
+.PHONY: imports-check all build images test check fmt-check vet lint-bazel bazel-setup bazel-test go-test cache clean \
 	demo demo-delete host-setup node-image e2e bench bench-smoke race race-build integration integration-build codegen-verify nested-check \
 	monitoring-check
 
@@ -78,7 +78,7 @@ node-image: host-setup
 e2e: host-setup monitoring-check
 	$(GO) test -tags e2e -count=1 -timeout 60m -v ./e2e/...
 
-check: fmt-check vet lint-bazel codegen-verify nested-check monitoring-check
+check: fmt-check vet lint-bazel codegen-verify nested-check monitoring-check imports-check
 
 bazel-setup:
 	hack/bazel/setup.sh
@@ -148,6 +148,12 @@ vet:
 # Debian's prometheus package for promtool when it is missing.
 monitoring-check:
 	hack/monitoring/check.sh
+
+# The import rules the go command checks, which Bazel's sandbox cannot run:
+# no plugin imports another (shared code lives beside them), and kubectl
+# kns3 links no k8s.io/kubernetes package.
+imports-check:
+	$(GO) test -count=1 -run '^(TestPluginsImportNoOtherPlugin|TestKubectlLinksNoKubernetes)$$' .
 
 # The kind node's pod network plugin lives in a module of its own, outside
 # ./...: vet it and run its unit tests (pure functions, no root needed).

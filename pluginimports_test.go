@@ -17,10 +17,11 @@ import (
 const pluginsDir = "scheduler/plugins"
 
 // TestPluginsImportNoOtherPlugin keeps shared code beside the plugins: a
-// package of one plugin (its folder and the folders under it), tests
-// included, imports shared packages, never a package of another plugin;
-// a shared package imports no plugin at all. Only the registry imports
-// them all.
+// package of one plugin (its folder and the folders under it) imports
+// shared packages, never a package of another plugin; a shared package,
+// tests included, imports no plugin at all. Only the registry imports them
+// all, and a plugin's tests may assemble a profile of several plugins, as
+// the scheduler runs them, to check what they do together.
 func TestPluginsImportNoOtherPlugin(t *testing.T) {
 	goTool, err := exec.LookPath("go")
 	if err != nil {
@@ -31,7 +32,7 @@ func TestPluginsImportNoOtherPlugin(t *testing.T) {
 		t.Skipf("the sources of %s are not beside the test: run it with go test", pluginsDir)
 	}
 	cmd := exec.Command(goTool, "list", "-f",
-		`{{.ImportPath}} {{join .Imports " "}} {{join .TestImports " "}} {{join .XTestImports " "}}`, "./"+pluginsDir+"/...")
+		`{{.ImportPath}} {{join .Imports " "}} | {{join .TestImports " "}} {{join .XTestImports " "}}`, "./"+pluginsDir+"/...")
 	out, err := cmd.Output()
 	if err != nil {
 		var exitErr *exec.ExitError
@@ -40,10 +41,13 @@ func TestPluginsImportNoOtherPlugin(t *testing.T) {
 		}
 		t.Fatalf("%s: %v", cmd, err)
 	}
-	imports := map[string][]string{}
+	// imports are each package's own imports, testImports its tests'.
+	imports, testImports := map[string][]string{}, map[string][]string{}
 	for line := range strings.Lines(string(out)) {
-		if fields := strings.Fields(line); len(fields) > 0 {
+		own, tests, _ := strings.Cut(line, "|")
+		if fields := strings.Fields(own); len(fields) > 0 {
 			imports[fields[0]] = fields[1:]
+			testImports[fields[0]] = strings.Fields(tests)
 		}
 	}
 	registry := modfile.ModulePath(goMod) + "/" + pluginsDir
@@ -70,6 +74,9 @@ func TestPluginsImportNoOtherPlugin(t *testing.T) {
 			continue
 		}
 		from := pluginOf(pkg)
+		if from == "" {
+			deps = append(slices.Clone(deps), testImports[pkg]...)
+		}
 		for _, dep := range deps {
 			if to := pluginOf(dep); to != "" && to != from {
 				crossings = append(crossings, strings.TrimPrefix(pkg, registry+"/")+" -> "+strings.TrimPrefix(dep, registry+"/"))

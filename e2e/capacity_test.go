@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -15,6 +17,9 @@ import (
 	st "k8s.io/kubernetes/pkg/scheduler/testing"
 
 	"kns3.dev/kns3/internal/netshape"
+	output "kns3.dev/kns3/kubectl-kns3/pkg/apis/output/v1alpha1"
+	schedstatus "kns3.dev/kns3/scheduler/apis/status"
+	"kns3.dev/kns3/scheduler/plugins/placement"
 	"kns3.dev/kns3/simulator/api"
 )
 
@@ -32,11 +37,16 @@ const (
 // node's link: "N Mbit/s counted for K pods".
 var countedFor = regexp.MustCompile(`(\d+) Mbit/s counted for (\d+) pods?\b`)
 
+// burstPod is the name of the i-th pod of the burst.
+func burstPod(i int) string { return fmt.Sprintf("burst-%d", i) }
+
 // burstSpreadsOverLinks shapes the rigorous and the plain worker to
 // 100 Mbit/s each and, once both are measured at it, creates ten pods
 // declaring 20 Mbit/s in one burst, held to the two workers: the pods of
 // the burst see each other, so neither link takes more than six (five
-// fill it), and the placement events say what was counted.
+// fill it), and the placement events say what was counted and which
+// plugin decided. The pods stay, for burstExplained; the links stay
+// shaped until the feature ends.
 func (c *cluster) burstSpreadsOverLinks(ctx context.Context) {
 	c.t.Helper()
 	c.serveMeasurementsAlone("live-capacity")
@@ -44,7 +54,7 @@ func (c *cluster) burstSpreadsOverLinks(ctx context.Context) {
 
 	names := make([]string, linkBurstPods)
 	for i := range linkBurstPods {
-		names[i] = fmt.Sprintf("burst-%d", i)
+		names[i] = burstPod(i)
 		p := st.MakePod().Name(names[i]).Annotation("kubernetes.io/ingress-bandwidth", linkBurstMbit).
 			NodeAffinityIn(v1.LabelHostname, workers, st.NodeSelectorTypeMatchExpressions)
 		c.createPod(p)
@@ -62,6 +72,10 @@ func (c *cluster) burstSpreadsOverLinks(ctx context.Context) {
 		} else {
 			c.t.Errorf("%s's placement event says nothing counted against %s's link: %q", name, node, event)
 		}
+		// Two feasible nodes, both plugins scoring: the event says who decided.
+		if _, found := placement.DecidedBy(event); !found {
+			c.t.Errorf("%s's placement event names no plugin that decided: %q", name, event)
+		}
 	}
 	c.t.Logf("burst of %d pods declaring %s: %v; at most %d pods counted against one link; the last placement event: %q",
 		linkBurstPods, linkBurstMbit, perNode, mostCounted, event)
@@ -73,7 +87,70 @@ func (c *cluster) burstSpreadsOverLinks(ctx context.Context) {
 	if mostCounted == 0 {
 		c.t.Error("no placement event counted a pod of the burst: the pods did not see each other")
 	}
+}
+
+// burstExplained runs kubectl kns3 explain, in this process, on each pod
+// of the burst, the links still shaped: the node it ranks first (by the
+// live profile's points, worked out from the published status) is the
+// pod's node, or it says why that may not be; the plugin that decided is
+// read from the pod's event. Then the burst's pods go.
+func (c *cluster) burstExplained(ctx context.Context) {
+	c.t.Helper()
+	// The status counts the links the way NetworkCapacity does.
+	c.awaitPublished("both shaped links counted in the status", func(d schedstatus.ProfileStatus) bool {
+		sim := d.Simulator.Simulation
+		return slices.ContainsFunc(d.Scoring, func(p schedstatus.ScorePlugin) bool { return p.Name == schedstatus.NetworkCapacity }) &&
+			sim != nil && sim.Metrics[c.rigorous].Capacity != nil && sim.Metrics[c.plain].Capacity != nil
+	})
+	first, caveated := 0, 0
+	for i := range linkBurstPods {
+		name := burstPod(i)
+		e := c.explainJSON(c.env, name)
+		pod := rowOf(e, e.Node)
+		var top []string
+		for _, r := range e.Nodes {
+			if r.Rank == 1 {
+				top = append(top, r.Node)
+			}
+		}
+		switch {
+		case pod.Rank == 1:
+			first++
+		case len(e.Caveats) > 0:
+			caveated++
+			c.t.Logf("%s is on %s; explain ranks %v first, and says why the pod may not be there: %q", name, e.Node, top, e.Caveats)
+		default:
+			c.t.Errorf("%s is on %s, explain ranks %v first and says nothing of why: %+v", name, e.Node, top, e)
+		}
+		if e.DecidedFrom != output.DecidedFromEvent {
+			c.t.Errorf("%s: the plugin that decided read from %q, want the placement event (%q)", name, e.DecidedFrom, e.PlacementEvent)
+		}
+		c.t.Logf("%s on %s: decided by %q against %s; %s", name, e.Node, e.DecidedBy, e.RunnerUp, describeRows(e))
+	}
+	c.t.Logf("explain ranked the pod's node first for %d of %d pods of the burst, and said why not for %d", first, linkBurstPods, caveated)
+	if out, err := kubectlKNS3(c.env, "explain", burstPod(linkBurstPods-1), "-n", c.ns); err != nil {
+		c.t.Errorf("kubectl kns3 explain %s: %v\n%s", burstPod(linkBurstPods-1), err, out)
+	} else {
+		c.t.Logf("kubectl kns3 explain %s:\n%s", burstPod(linkBurstPods-1), out)
+	}
 	c.deleteAll(ctx, "")
+}
+
+// describeRows is each candidate's free bandwidth, scores and points, as
+// explain worked them out.
+func describeRows(e *output.Explanation) string {
+	var parts []string
+	for _, r := range e.Nodes {
+		if r.Points == nil {
+			continue
+		}
+		free := "-"
+		if r.FreeMbps != nil {
+			free = fmt.Sprintf("%.1f Mbit/s", *r.FreeMbps)
+		}
+		parts = append(parts, fmt.Sprintf("%s: free %s, scores %v, %d points, rank %d", r.Node, free, r.Scores, *r.Points, r.Rank))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // streamMbpsAtLeast is the link use at which a stream counts as filling a
@@ -124,24 +201,33 @@ func (c *cluster) streamMovesNewPods(ctx context.Context) {
 }
 
 // shapeWorkersTo shapes the rigorous and the plain worker's links to shape
-// until the test ends, waits until both are measured at it (± 30 %, not a
-// lower bound) in a window wholly after, and returns the two.
+// until the feature ends (its assessments after share them), waits until
+// both are measured at it (± 30 %, not a lower bound) in a window wholly
+// after, and returns the two. Already shaped so by an earlier assessment
+// of the feature, the links are kept, and measured at it now will do.
 func (c *cluster) shapeWorkersTo(ctx context.Context, shape netshape.Shape) []string {
 	c.t.Helper()
 	workers := []string{c.rigorous, c.plain}
-	c.t.Cleanup(func() {
+	kept := c.workersShaped != nil && *c.workersShaped == shape
+	shaped := time.Now()
+	if !kept {
+		c.feature.Cleanup(func() {
+			for _, w := range workers {
+				if err := netshape.Clear(context.Background(), w); err != nil {
+					c.feature.Error(err)
+				}
+			}
+		})
 		for _, w := range workers {
-			if err := netshape.Clear(context.Background(), w); err != nil {
-				c.t.Error(err)
+			if err := netshape.Apply(ctx, w, shape); err != nil {
+				c.t.Fatal(err)
 			}
 		}
-	})
-	for _, w := range workers {
-		if err := netshape.Apply(ctx, w, shape); err != nil {
-			c.t.Fatal(err)
+		shaped = time.Now()
+		if c.workersShaped != nil {
+			*c.workersShaped = shape
 		}
 	}
-	shaped := time.Now()
 	measured := func(r api.SimulationResponse) bool {
 		for _, w := range workers {
 			m, ok := r.Results[w]
@@ -150,9 +236,9 @@ func (c *cluster) shapeWorkersTo(ctx context.Context, shape netshape.Shape) []st
 				return false
 			}
 		}
-		return windowAfter(r, shaped)
+		return kept || windowAfter(r, shaped)
 	}
 	r := c.awaitLive("both workers measured at their shaped rate", measured, twoWindows+20*time.Second)
-	c.t.Logf("shaped both workers to %s: %s", shape, describeResults(r.Results))
+	c.t.Logf("shaped both workers to %s (kept from an earlier step: %t): %s", shape, kept, describeResults(r.Results))
 	return workers
 }

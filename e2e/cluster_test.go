@@ -27,6 +27,7 @@ import (
 	"kns3.dev/kns3/installclient"
 	"kns3.dev/kns3/internal/conditions"
 	"kns3.dev/kns3/internal/kindenv"
+	"kns3.dev/kns3/internal/netshape"
 	"kns3.dev/kns3/scheduler/apis/config"
 	schedstatus "kns3.dev/kns3/scheduler/apis/status"
 	"kns3.dev/kns3/scheduler/plugins/custombind"
@@ -73,6 +74,7 @@ func inNamespace(f *features.FeatureBuilder, name string) *features.FeatureBuild
 			if err != nil {
 				t.Fatal(err)
 			}
+			c.feature, c.workersShaped = t, &netshape.Shape{}
 			return context.WithValue(ctx, clusterKey{}, c)
 		}).
 		WithTeardown("delete namespace "+name, func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
@@ -99,11 +101,17 @@ func inNamespace(f *features.FeatureBuilder, name string) *features.FeatureBuild
 // cluster is one assessment's view of the kind cluster and its feature's
 // namespace.
 type cluster struct {
-	t      *testing.T
-	env    *envconf.Config
-	cfg    *rest.Config
-	client kubernetes.Interface
-	ns     string
+	t *testing.T
+	// feature is the feature's test, which outlives its assessments: what
+	// several assessments share ends with it. workersShaped is the shape
+	// shapeWorkersTo gave the two workers for the rest of the feature (zero:
+	// none), shared by the feature's views.
+	feature       *testing.T
+	workersShaped *netshape.Shape
+	env           *envconf.Config
+	cfg           *rest.Config
+	client        kubernetes.Interface
+	ns            string
 	// The workers, by role (deploy/kind/cluster.yaml).
 	disabled, rigorous, plain string
 }

@@ -22,6 +22,7 @@ import (
 	"kns3.dev/kns3/internal/conditions"
 	output "kns3.dev/kns3/kubectl-kns3/pkg/apis/output/v1alpha1"
 	kns3cmd "kns3.dev/kns3/kubectl-kns3/pkg/cmd"
+	schedstatus "kns3.dev/kns3/scheduler/apis/status"
 	"kns3.dev/kns3/scheduler/plugins/placement"
 	"kns3.dev/kns3/test/pods"
 )
@@ -73,6 +74,16 @@ func (c *cluster) explainJSON(cfg *envconf.Config, name string) *output.Explanat
 	return &e
 }
 
+// normalizedBy is plugin's normalized score in r, -1 without one.
+func normalizedBy(r output.Row, plugin string) int64 {
+	for _, s := range r.Scores {
+		if s.Plugin == plugin {
+			return s.Normalized
+		}
+	}
+	return -1
+}
+
 func rowOf(e *output.Explanation, node string) output.Row {
 	for _, r := range e.Nodes {
 		if r.Node == node {
@@ -94,7 +105,11 @@ func TestPlacementExplained(t *testing.T) {
 				}
 				// The control plane is tainted and the disabled node filtered:
 				// two feasible nodes.
-				want := fmt.Sprintf("Network-aware: %s has simulator score 0.800, rank 1 of 2 feasible nodes; best alternative %s (0.300)", c.plain, c.rigorous)
+				// The shipped profile scores with CustomScorePlugin alone, at
+				// weight 10: MinMax gives the best of two nodes 100, the other 0.
+				want := fmt.Sprintf("Network-aware: %s has simulator score 0.800, rank 1 of 2 feasible nodes; best alternative %s (0.300); "+
+					"decided by CustomScorePlugin: 1000 points ahead of runner-up %s; points here and on %s (weight × normalized score): CustomScorePlugin 1000 and 0",
+					c.plain, c.rigorous, c.rigorous, c.rigorous)
 				if got := c.placementEvent("placed"); got != want {
 					t.Errorf("placement event %q, want %q", got, want)
 				}
@@ -116,11 +131,14 @@ func TestPlacementExplained(t *testing.T) {
 					t.Errorf("explanation: node %q, event %q (recorded %q), simulation %+v", e.Node, e.PlacementEvent, event, e.Simulation)
 				}
 				if r := rowOf(e, c.rigorous); r.Filter != output.Pass || !r.Chosen || r.SimulatorScore == nil || *r.SimulatorScore != 0.3 ||
-					r.NormalizedScore == nil || *r.NormalizedScore != 100 || r.Rank != 1 {
-					t.Errorf("rigorous node row %+v: want pass, chosen, score 0.3, normalized 100 (the only candidate), rank 1", r)
+					normalizedBy(r, schedstatus.CustomScorePlugin) != 100 || r.Points == nil || *r.Points != 1000 || r.Rank != 1 {
+					t.Errorf("rigorous node row %+v: want pass, chosen, score 0.3, normalized 100 (the only candidate), 1000 points at weight 10, rank 1", r)
 				}
-				if r := rowOf(e, c.plain); r.Filter != output.Reject || r.FilterReason != placement.ErrReasonNotRigorous || r.NormalizedScore != nil {
-					t.Errorf("plain node row %+v: want rejected with %q, not normalized", r, placement.ErrReasonNotRigorous)
+				if r := rowOf(e, c.plain); r.Filter != output.Reject || r.FilterReason != placement.ErrReasonNotRigorous || r.Scores != nil || r.Points != nil {
+					t.Errorf("plain node row %+v: want rejected with %q, not scored", r, placement.ErrReasonNotRigorous)
+				}
+				if e.ScoringAssumed || len(e.Scoring) != 1 || e.Scoring[0] != (output.ScoringPlugin{Name: schedstatus.CustomScorePlugin, Weight: 10}) {
+					t.Errorf("scoring %+v (assumed %t): want CustomScorePlugin at weight 10, as the scheduler published it", e.Scoring, e.ScoringAssumed)
 				}
 				if r := rowOf(e, c.disabled); r.Filter != output.Reject || r.FilterReason != placement.ErrReasonDisabled {
 					t.Errorf("disabled node row %+v: want rejected with %q", r, placement.ErrReasonDisabled)

@@ -45,25 +45,15 @@ var liveShape = netshape.Shape{RateMbit: 20, Loss: 0.05}
 // would (then, with every node measured, deploy/monitoring's alerts and
 // dashboard are evaluated on a real scrape); a shaped link, or 2 % loss alone, ranks its worker below the
 // others within two windows, and healed it ties again within two; a busy
-// worker is not a slow network; a forged echo sets off no answers. Then
-// the value benchmark runs on the same install.
+// worker is not a slow network; the path between two workers, shaped
+// alone, shows in their pair's numbers; a forged echo sets off no
+// answers; a burst spreads over two links that fill, and kubectl kns3
+// explain agrees with where its pods went. It checks; the value benchmark
+// (TestValue, next) measures, on the same install.
 func TestLiveNetwork(t *testing.T) {
 	f := inNamespace(features.New("live network picture"), "kns3-e2e-live").
 		WithSetup("apply deploy/live, with the suite's window", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-			if err := kindenv.Apply(ctx, kindCluster.Config, filepath.Join(kindCluster.Inputs.Root, "e2e", "testdata", "live")); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := kindenv.WaitForScheduler(ctx, kindCluster.Client, 3*time.Minute); err != nil {
-				t.Fatal(err)
-			}
-			return ctx
-		}).
-		WithTeardown("back to deploy/", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-			if t.Failed() {
-				// Going back replaces the scheduler pod, and its logs with it.
-				exportLogs(ctx, cfg, t.Name()+"-live")
-			}
-			removeLive(ctx, t)
+			useLive(ctx, t)
 			return ctx
 		}).
 		Assess("identical healthy workers score the same in every window, and take pods as the default scheduler gives them",
@@ -96,6 +86,11 @@ func TestLiveNetwork(t *testing.T) {
 				clusterFrom(ctx, t).busyWorkerIsNotSlow(ctx)
 				return ctx
 			}).
+		Assess("every node has a coordinate; the path between two workers, shaped alone, shows in their pair's numbers and in no other pair's",
+			func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+				clusterFrom(ctx, t).pairsMeasuredAndShaped(ctx)
+				return ctx
+			}).
 		Assess("an echo forged with one agent's address sets off no answers",
 			func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 				clusterFrom(ctx, t).forgedEchoIsNotAnswered(ctx)
@@ -106,18 +101,80 @@ func TestLiveNetwork(t *testing.T) {
 				clusterFrom(ctx, t).burstSpreadsOverLinks(ctx)
 				return ctx
 			}).
+		Assess("kubectl kns3 explain ranks each burst pod's node first by the live profile's points, or says why it may not be",
+			func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+				clusterFrom(ctx, t).burstExplained(ctx)
+				return ctx
+			}).
 		Assess("a stream on a worker's link sends new pods to the idle one within two windows",
 			func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 				clusterFrom(ctx, t).streamMovesNewPods(ctx)
 				return ctx
 			}).
-		Assess("the value benchmark: the same clients placed by the default scheduler, by KNS-3 with static numbers, and live without and with capacity",
+		Feature()
+	testenv.Test(t, f)
+}
+
+// TestValue is the value benchmark: the same clients placed by the default
+// scheduler, by KNS-3 with static numbers, and live without and with
+// NetworkCapacity, measured side by side (docs/value.md). make bench runs
+// it in full (hack/bench/run.sh); the kind suite runs it briefly, with
+// its flags' defaults (valueflags_test.go). It runs on the live install
+// TestLiveNetwork leaves, declared right before it so that the suite
+// installs deploy/live once, or installs it when run alone.
+func TestValue(t *testing.T) {
+	f := inNamespace(features.New("value benchmark"), "kns3-e2e-value").
+		WithSetup("deploy/live, with the suite's window", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			useLive(ctx, t)
+			return ctx
+		}).
+		Assess("the same clients placed by the default scheduler, by KNS-3 with static numbers, and live without and with capacity",
 			func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-				clusterFrom(ctx, t).valueBenchmark(ctx)
+				(&valueRun{cluster: clusterFrom(ctx, t)}).run(ctx)
 				return ctx
 			}).
 		Feature()
 	testenv.Test(t, f)
+}
+
+// liveTests run on the suite's deploy/live install (useLive); every other
+// test runs on deploy/.
+var liveTests = map[string]bool{"TestLiveNetwork": true, "TestValue": true}
+
+// liveInstalled says the cluster runs the suite's deploy/live install
+// (e2e/testdata/live): applied by the first of liveTests that runs, kept
+// for the next, and left when a test of deploy/ begins (leaveLive). The
+// tests of a package run one at a time, in the order they are declared.
+var liveInstalled bool
+
+// useLive applies e2e/testdata/live, unless it runs already, and waits
+// for its scheduler.
+func useLive(ctx context.Context, t *testing.T) {
+	t.Helper()
+	if liveInstalled {
+		t.Log("deploy/live runs already, with the suite's window: kept")
+		return
+	}
+	if err := kindenv.Apply(ctx, kindCluster.Config, filepath.Join(kindCluster.Inputs.Root, "e2e", "testdata", "live")); err != nil {
+		t.Fatal(err)
+	}
+	liveInstalled = true
+	if _, err := kindenv.WaitForScheduler(ctx, kindCluster.Client, 3*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// leaveLive, before each test, goes back from the suite's deploy/live
+// install to deploy/ unless the test runs on it. It runs in the next
+// test, after the last live test's logs were exported if it failed
+// (going back replaces the scheduler pod, and its logs with it); a
+// failure to go back fails that next test.
+func leaveLive(ctx context.Context, _ *envconf.Config, t *testing.T) (context.Context, error) {
+	if liveInstalled && !liveTests[t.Name()] {
+		removeLive(ctx, t)
+		liveInstalled = false
+	}
+	return ctx, nil
 }
 
 // removeLive goes back from deploy/live (or deploy/live/control-plane's

@@ -52,8 +52,13 @@ func (c *cluster) serveMeasurementsAlone(source string) {
 	c.setScenarioDoc("source: "+source+"\nnodes: {}\n", servesSource("live+"+source))
 }
 
-// measuredInFull says every node has all three metrics.
+// measuredInFull says every worker has all three metrics and the answer
+// ranks (it is past its warm-up).
 func (c *cluster) measuredInFull(r api.SimulationResponse) bool {
+	// While warming up every score is 0: a tie then proves nothing.
+	if r.WarmUp != nil {
+		return false
+	}
 	for _, n := range []string{c.disabled, c.rigorous, c.plain} {
 		if m, ok := r.Results[n]; !ok || m.BandwidthMbps == nil || m.PacketLoss == nil || m.LatencyMs == nil {
 			return false
@@ -134,6 +139,12 @@ func (c *cluster) healthyWorkersTieOnce(ctx context.Context) {
 			continue
 		}
 		r := *s.resp
+		if r.WarmUp != nil {
+			// A tie among scores that are all 0 proves nothing.
+			c.t.Errorf("an answer warming up in the middle of the healthy check: %+v", *r.WarmUp)
+			time.Sleep(time.Second)
+			continue
+		}
 		answers++
 		if len(stamps) == 0 || !r.Timestamp.Equal(stamps[len(stamps)-1]) {
 			stamps = append(stamps, r.Timestamp)

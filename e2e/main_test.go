@@ -56,6 +56,8 @@ func TestMain(m *testing.M) {
 		setup = append(setup, setupStep(step))
 	}
 	testenv.Setup(setup...)
+	// The live install stays from one live test to the next.
+	testenv.BeforeEachTest(leaveLive)
 	testenv.AfterEachTest(func(ctx context.Context, cfg *envconf.Config, t *testing.T) (context.Context, error) {
 		if t.Failed() {
 			exportLogs(ctx, cfg, t.Name())

@@ -5,7 +5,6 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"maps"
 	"math"
@@ -26,15 +25,6 @@ import (
 	"kns3.dev/kns3/scheduler/apis/config"
 	"kns3.dev/kns3/simulator/api"
 	"kns3.dev/kns3/test/perf/value"
-)
-
-var (
-	valueDuration  = flag.Duration("kns3.value-duration", 5*time.Second, "how long each placement's clients run in the value benchmark (make bench: 15s)")
-	valueOut       = flag.String("kns3.value-out", "", "write the value benchmark's results into this directory, one JSON file per workload (make bench)")
-	valueTrials    = flag.Int("kns3.value-trials", 1, "trials of every placement at each load level (make bench: 5)")
-	valueLevels    = flag.String("kns3.value-levels", "twice", "load levels, comma-separated, of below, equal and twice (make bench: all three)")
-	valueSplits    = flag.String("kns3.value-splits", "", "load levels, comma-separated, at which to run every split of the clients between the two links, each client held to its node, beside the default scheduler's placement (hack/bench/run.sh full splits: equal)")
-	valueWorkloads = flag.String("kns3.value-workloads", value.WorkloadNetbench, "the clients' servers, comma-separated, of netbench (its own HTTP server) and redis, run one after the other (make bench: both)")
 )
 
 // Each client fetches clientObjectBytes clientObjectsPerSecond times a
@@ -90,7 +80,15 @@ type valuePlacement struct {
 // measurements alone.
 const valueLiveScenario = "source: value-live\nnodes: {}\n"
 
-// valueBenchmark runs the same clients at each load level, trial after
+// valueRun is one run of the value benchmark (TestValue): the view of the
+// cluster its feature has, and the scenario the simulator serves, which a
+// placement changes.
+type valueRun struct {
+	*cluster
+	scenario string
+}
+
+// run runs the same clients at each load level, trial after
 // trial, placed four ways in balanced order: by the default scheduler; by
 // KNS-3 with the sample scenario's static numbers; by KNS-3 with live
 // measurements and without NetworkCapacity (the specification's profile);
@@ -100,46 +98,45 @@ const valueLiveScenario = "source: value-live\nnodes: {}\n"
 // node it ranks first; live measurements without capacity send every
 // client placed with the first one's scores to the best link; with capacity,
 // at twice the best link's capacity, the slower link takes some.
-func (c *cluster) valueBenchmark(ctx context.Context) {
-	c.t.Helper()
-	levels, splits, workloads := c.parseValueFlags()
-	c.deleteAll(ctx, "")
-	links := map[string]netshape.Shape{c.rigorous: slowLink, c.plain: bestLink}
+func (v *valueRun) run(ctx context.Context) {
+	v.t.Helper()
+	levels, splits, workloads := v.parseValueFlags()
+	links := map[string]netshape.Shape{v.rigorous: slowLink, v.plain: bestLink}
 	for node, s := range links {
-		c.t.Cleanup(func() {
+		v.t.Cleanup(func() {
 			if err := netshape.Clear(context.Background(), node); err != nil {
-				c.t.Error(err)
+				v.t.Error(err)
 			}
 		})
 		if err := netshape.Apply(ctx, node, s); err != nil {
-			c.t.Fatal(err)
+			v.t.Fatal(err)
 		}
 	}
-	c.clearShapedWorkers(ctx)
-	c.runUncountedProfile(ctx)
+	v.clearShapedWorkers(ctx)
+	v.runUncountedProfile(ctx)
 	placements := []valuePlacement{
 		{name: value.PlacementDefault, scheduler: "default-scheduler"},
 		// The sample scenario's numbers (deploy/base/sample-scenario.yaml)
 		// for the two workers.
 		{name: value.PlacementStatic, scheduler: uncountedProfile, scenario: fmt.Sprintf(
 			"source: value-static\nnodes:\n  %s: {latency_ms: 4, bandwidth_mbps: 1000, packet_loss: 0.01}\n  %s: {score: 0.40}\n",
-			c.rigorous, c.plain)},
+			v.rigorous, v.plain)},
 		{name: value.PlacementUncounted, scheduler: uncountedProfile, scenario: valueLiveScenario},
 		{name: value.PlacementCapacity, scheduler: config.ProfileName, scenario: valueLiveScenario},
 	}
-	c.setScenarioDoc(valueLiveScenario, servesSource("live+value-live"))
-	c.awaitLive("the shaped links measured", c.linksToldApart, 2*liveWindow+10*time.Second)
+	v.setScenarioDoc(valueLiveScenario, servesSource("live+value-live"))
+	v.awaitLive("the shaped links measured", v.linksToldApart, 2*liveWindow+10*time.Second)
 
-	scenario := valueLiveScenario
+	v.scenario = valueLiveScenario
 	for _, workload := range workloads {
-		server := c.workloadServer(ctx, workload)
+		server := v.workloadServer(ctx, workload)
 		if len(levels) > 0 {
-			report := c.valueWorkload(ctx, workload, server, levels, func(valueLevel) []valuePlacement { return placements }, &scenario)
-			c.writeValueReport(report, value.FileName(workload))
+			report := v.runWorkload(ctx, workload, server, levels, func(valueLevel) []valuePlacement { return placements })
+			v.writeReport(report, value.FileName(workload))
 		}
 		if len(splits) > 0 {
-			report := c.valueWorkload(ctx, workload, server, splits, c.splitPlacements, &scenario)
-			c.writeValueReport(report, value.SplitsFileName(workload))
+			report := v.runWorkload(ctx, workload, server, splits, v.splitPlacements)
+			v.writeReport(report, value.SplitsFileName(workload))
 		}
 	}
 }
@@ -148,16 +145,16 @@ func (c *cluster) valueBenchmark(ctx context.Context) {
 // then every split of them between the two links, most on the best link
 // first, as value.SplitPlacements names them: what any placement of the
 // clients would reach, which no scheduler's can beat.
-func (c *cluster) splitPlacements(lv valueLevel) []valuePlacement {
+func (v *valueRun) splitPlacements(lv valueLevel) []valuePlacement {
 	names := value.SplitPlacements(lv.clients)
 	placements := []valuePlacement{{name: names[0], scheduler: "default-scheduler"}}
 	for i, name := range names[1:] {
 		best := lv.clients - i
 		pin := make([]string, lv.clients)
 		for k := range pin {
-			pin[k] = c.rigorous
+			pin[k] = v.rigorous
 			if k < best {
-				pin[k] = c.plain
+				pin[k] = v.plain
 			}
 		}
 		placements = append(placements, valuePlacement{name: name, scheduler: "default-scheduler", pin: pin})
@@ -165,32 +162,31 @@ func (c *cluster) splitPlacements(lv valueLevel) []valuePlacement {
 	return placements
 }
 
-// writeValueReport writes report into -kns3.value-out as name, when set.
-func (c *cluster) writeValueReport(report value.Report, name string) {
-	c.t.Helper()
+// writeReport writes report into -kns3.value-out as name, when set.
+func (v *valueRun) writeReport(report value.Report, name string) {
+	v.t.Helper()
 	if *valueOut == "" {
 		return
 	}
 	data, err := json.MarshalIndent(report, "", "  ")
 	if err != nil {
-		c.t.Fatal(err)
+		v.t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(*valueOut, name), data, 0o644); err != nil {
-		c.t.Fatal(err)
+		v.t.Fatal(err)
 	}
 }
 
-// valueWorkload runs workload's clients of server at each level, trial
+// runWorkload runs workload's clients of server at each level, trial
 // after trial, placed every way placementsOf says for the level, in
-// balanced order (value.TrialOrder); scenario is the scenario served now, which a placement
-// changes.
-func (c *cluster) valueWorkload(ctx context.Context, workload, server string, levels []valueLevel, placementsOf func(valueLevel) []valuePlacement, scenario *string) value.Report {
-	c.t.Helper()
+// balanced order (value.TrialOrder).
+func (v *valueRun) runWorkload(ctx context.Context, workload, server string, levels []valueLevel, placementsOf func(valueLevel) []valuePlacement) value.Report {
+	v.t.Helper()
 	report := value.Report{Version: kns3.Version, Date: time.Now().UTC(), DurationSeconds: valueDuration.Seconds(),
 		Workload: workload, ClientMbps: clientMbps, BestLinkMbps: bestLink.RateMbit,
 		PingIntervalMs: float64(clientPingInterval.Milliseconds()), PingsOpenLoop: true, Order: value.OrderBalanced,
-		LinkMbps: map[string]float64{c.rigorous: slowLink.RateMbit, c.plain: bestLink.RateMbit},
-		Links:    map[string]string{c.rigorous: slowLink.String(), c.plain: bestLink.String()},
+		LinkMbps: map[string]float64{v.rigorous: slowLink.RateMbit, v.plain: bestLink.RateMbit},
+		Links:    map[string]string{v.rigorous: slowLink.String(), v.plain: bestLink.String()},
 	}
 	for _, lv := range levels {
 		placements := placementsOf(lv)
@@ -202,24 +198,24 @@ func (c *cluster) valueWorkload(ctx context.Context, workload, server string, le
 			tr := value.Trial{Placements: make([]value.Placement, len(placements))}
 			for _, i := range value.TrialOrder(len(placements), trial) {
 				pl := placements[i]
-				if pl.scenario != "" && pl.scenario != *scenario {
+				if pl.scenario != "" && pl.scenario != v.scenario {
 					source := strings.TrimPrefix(strings.SplitN(pl.scenario, "\n", 2)[0], "source: ")
-					c.setScenarioDoc(pl.scenario, servesSource("live+"+source))
-					*scenario = pl.scenario
+					v.setScenarioDoc(pl.scenario, servesSource("live+"+source))
+					v.scenario = pl.scenario
 				}
-				before := c.awaitQuietLinks(pl.scenario == valueLiveScenario)
-				p, pods := c.runClients(ctx, pl.name, pl.scheduler, server, lv.clients, pl.pin)
+				before := v.awaitQuietLinks(pl.scenario == valueLiveScenario)
+				p, pods := v.runClients(ctx, pl.name, pl.scheduler, server, lv.clients, pl.pin)
 				tr.Order = append(tr.Order, pl.name)
 				tr.Placements[i] = p
-				c.t.Logf("%s, %s, trial %d: %-30s p50 %7.1f ms  p99 %7.1f ms  %5.1f Mbit/s  nodes %v; created after the simulator served %s",
-					workload, lv.name, trial+1, p.Name, p.P50Ms, p.P99Ms, p.Mbps, p.Nodes, c.describeWorkers(before))
-				c.checkPlacement(lv, pl, p, pods, before)
+				v.t.Logf("%s, %s, trial %d: %-30s p50 %7.1f ms  p99 %7.1f ms  %5.1f Mbit/s  nodes %v; created after the simulator served %s",
+					workload, lv.name, trial+1, p.Name, p.P50Ms, p.P99Ms, p.Mbps, p.Nodes, v.describeWorkers(before))
+				v.checkPlacement(lv, pl, p, pods, before)
 			}
 			level.Trials = append(level.Trials, tr)
 		}
 		level.Summarise()
 		for _, s := range level.Summary {
-			c.t.Logf("%s, %s (%d clients, %.0f Mbit/s asked): %-30s median p99 %.1f ms (%.2f× default, worst %.2f×), median %.1f Mbit/s (%.2f×, worst %.2f×)",
+			v.t.Logf("%s, %s (%d clients, %.0f Mbit/s asked): %-30s median p99 %.1f ms (%.2f× default, worst %.2f×), median %.1f Mbit/s (%.2f×, worst %.2f×)",
 				workload, level.Name, level.Clients, level.DemandMbps, s.Name, s.MedianP99Ms, s.MedianP99Ratio, s.WorstP99Ratio, s.MedianMbps, s.MedianMbpsRatio, s.WorstMbpsRatio)
 		}
 		report.Levels = append(report.Levels, level)
@@ -236,70 +232,31 @@ func placementNames(placements []valuePlacement) []string {
 	return names
 }
 
-// parseValueFlags reads -kns3.value-levels, -kns3.value-splits and
-// -kns3.value-workloads.
-func (c *cluster) parseValueFlags() (levels, splits []valueLevel, workloads []string) {
-	c.t.Helper()
-	levels, splits = c.parseLevels("-kns3.value-levels", *valueLevels), c.parseLevels("-kns3.value-splits", *valueSplits)
-	if len(levels)+len(splits) == 0 {
-		c.t.Fatal("-kns3.value-levels and -kns3.value-splits are both empty: nothing to run")
-	}
-	for _, w := range strings.Split(*valueWorkloads, ",") {
-		w = strings.TrimSpace(w)
-		if !slices.Contains(value.Workloads, w) {
-			c.t.Fatalf("-kns3.value-workloads: unknown workload %q, want %s", w, strings.Join(value.Workloads, " or "))
-		}
-		workloads = append(workloads, w)
-	}
-	if *valueTrials < 1 {
-		c.t.Fatalf("-kns3.value-trials=%d, want at least 1", *valueTrials)
-	}
-	return levels, splits, workloads
-}
-
-// parseLevels reads a comma-separated list of load levels from flag; an
-// empty list is none.
-func (c *cluster) parseLevels(flag, list string) []valueLevel {
-	c.t.Helper()
-	var levels []valueLevel
-	for _, name := range strings.Split(list, ",") {
-		if name = strings.TrimSpace(name); name == "" {
-			continue
-		}
-		lv, ok := valueLevelsByName[name]
-		if !ok {
-			c.t.Fatalf("%s: unknown level %q, want below, equal or twice", flag, name)
-		}
-		levels = append(levels, lv)
-	}
-	return levels
-}
-
 // checkPlacement checks what a placement must follow, whatever the
 // workload measures; before is the simulator's answer the clients were
 // created after.
-func (c *cluster) checkPlacement(lv valueLevel, pl valuePlacement, p value.Placement, pods []clientPod, before api.SimulationResponse) {
-	c.t.Helper()
+func (v *valueRun) checkPlacement(lv valueLevel, pl valuePlacement, p value.Placement, pods []clientPod, before api.SimulationResponse) {
+	v.t.Helper()
 	if pl.pin != nil {
 		want := map[string]int{}
 		for _, node := range pl.pin {
 			want[node]++
 		}
 		if !maps.Equal(p.Nodes, want) {
-			c.t.Errorf("%s: clients on %v, want %v, the nodes they are held to", p.Name, p.Nodes, want)
+			v.t.Errorf("%s: clients on %v, want %v, the nodes they are held to", p.Name, p.Nodes, want)
 		}
 		return
 	}
 	switch p.Name {
 	case value.PlacementStatic:
-		if p.Nodes[c.rigorous] != lv.clients {
-			c.t.Errorf("static scenario: clients on %v, want all %d on %s, which it ranks first", p.Nodes, lv.clients, c.rigorous)
+		if p.Nodes[v.rigorous] != lv.clients {
+			v.t.Errorf("static scenario: clients on %v, want all %d on %s, which it ranks first", p.Nodes, lv.clients, v.rigorous)
 		}
 	case value.PlacementUncounted:
-		c.checkHerded(p, pods, before)
+		v.checkHerded(p, pods, before)
 	case value.PlacementCapacity:
-		if lv.name == "twice" && (p.Nodes[c.rigorous] == 0 || p.Nodes[c.plain] == 0) {
-			c.t.Errorf("live with capacity at twice the best link: clients on %v, want both links used", p.Nodes)
+		if lv.name == "twice" && (p.Nodes[v.rigorous] == 0 || p.Nodes[v.plain] == 0) {
+			v.t.Errorf("live with capacity at twice the best link: clients on %v, want both links used", p.Nodes)
 		}
 	}
 }
@@ -313,38 +270,38 @@ func (c *cluster) checkPlacement(lv valueLevel, pl valuePlacement, p value.Place
 // the score follows the network, as it must. Which simulation a client was
 // placed with is read from its placement event: the two workers' simulator
 // scores, to the thousandth.
-func (c *cluster) checkHerded(p value.Placement, pods []clientPod, before api.SimulationResponse) {
-	c.t.Helper()
+func (v *valueRun) checkHerded(p value.Placement, pods []clientPod, before api.SimulationResponse) {
+	v.t.Helper()
 	slices.SortStableFunc(pods, func(a, b clientPod) int { return a.scheduled.Compare(b.scheduled) })
 	var first workerScores
 	same := 0
 	for i, pod := range pods {
-		ev := c.clientPlacement(pod)
-		scores, ok := c.workerScores(ev)
+		ev := v.clientPlacement(pod)
+		scores, ok := v.workerScores(ev)
 		if !ok {
-			c.t.Errorf("live without capacity: client %s was not placed by the workers' simulator scores: %s", pod.name, ev)
+			v.t.Errorf("live without capacity: client %s was not placed by the workers' simulator scores: %s", pod.name, ev)
 			continue
 		}
 		if i == 0 {
 			first = scores
 			if best, slow := parseScore(scores.best), parseScore(scores.slow); !(best > slow) {
-				c.t.Errorf("live without capacity: the first client was placed with %s scoring %s and %s %s, want the best link ranked first: %s; the simulator served before the clients: %s",
-					c.plain, scores.best, c.rigorous, scores.slow, ev, c.describeWorkers(before))
+				v.t.Errorf("live without capacity: the first client was placed with %s scoring %s and %s %s, want the best link ranked first: %s; the simulator served before the clients: %s",
+					v.plain, scores.best, v.rigorous, scores.slow, ev, v.describeWorkers(before))
 			}
 		}
 		if scores != first {
-			c.t.Logf("live without capacity: client %s placed on %s with new scores (%s %s, %s %s): %s",
-				pod.name, pod.node, c.plain, scores.best, c.rigorous, scores.slow, ev)
+			v.t.Logf("live without capacity: client %s placed on %s with new scores (%s %s, %s %s): %s",
+				pod.name, pod.node, v.plain, scores.best, v.rigorous, scores.slow, ev)
 			continue
 		}
 		same++
-		if pod.node != c.plain {
-			c.t.Errorf("live without capacity: client %s placed on %s with the first client's scores, want %s, the best link (clients on %v): %s",
-				pod.name, pod.node, c.plain, p.Nodes, ev)
+		if pod.node != v.plain {
+			v.t.Errorf("live without capacity: client %s placed on %s with the first client's scores, want %s, the best link (clients on %v): %s",
+				pod.name, pod.node, v.plain, p.Nodes, ev)
 		}
 	}
-	c.t.Logf("live without capacity: %d of %d client(s) placed with the first client's scores (%s %s, %s %s)",
-		same, len(pods), c.plain, first.best, c.rigorous, first.slow)
+	v.t.Logf("live without capacity: %d of %d client(s) placed with the first client's scores (%s %s, %s %s)",
+		same, len(pods), v.plain, first.best, v.rigorous, first.slow)
 }
 
 // parseScore reads a score as a placement event prints it (the pattern
@@ -368,22 +325,22 @@ var placedWith = regexp.MustCompile(`^Network-aware: (\S+) has simulator score (
 
 // workerScores reads the two workers' scores from a placement event; false
 // when the event is not a network-aware placement between them.
-func (c *cluster) workerScores(event string) (workerScores, bool) {
+func (v *valueRun) workerScores(event string) (workerScores, bool) {
 	m := placedWith.FindStringSubmatch(event)
 	if m == nil {
 		return workerScores{}, false
 	}
 	scores := map[string]string{m[1]: m[2], m[3]: m[4]}
-	best, okBest := scores[c.plain]
-	slow, okSlow := scores[c.rigorous]
+	best, okBest := scores[v.plain]
+	slow, okSlow := scores[v.rigorous]
 	return workerScores{best: best, slow: slow}, okBest && okSlow
 }
 
 // describeWorkers says what r served of the two workers: score and
 // every estimate.
-func (c *cluster) describeWorkers(r api.SimulationResponse) string {
+func (v *valueRun) describeWorkers(r api.SimulationResponse) string {
 	var parts []string
-	for _, w := range []string{c.plain, c.rigorous} {
+	for _, w := range []string{v.plain, v.rigorous} {
 		res := r.Results[w]
 		parts = append(parts, fmt.Sprintf("%s: score %.3f; %s", w, res.Score, describeMeasured(res.Measured)))
 	}
@@ -398,32 +355,32 @@ func (c *cluster) describeWorkers(r api.SimulationResponse) string {
 // while, and a live placement is to be scored on the network, not on what
 // the probes have not yet seen again. It returns the answer that showed
 // it.
-func (c *cluster) awaitQuietLinks(measured bool) api.SimulationResponse {
-	c.t.Helper()
+func (v *valueRun) awaitQuietLinks(measured bool) api.SimulationResponse {
+	v.t.Helper()
 	since := time.Now()
 	what := "the workers' links quiet"
 	if measured {
 		what += ", and measured apart"
 	}
-	r := c.awaitLive(what, func(r api.SimulationResponse) bool {
-		for _, w := range []string{c.rigorous, c.plain} {
+	r := v.awaitLive(what, func(r api.SimulationResponse) bool {
+		for _, w := range []string{v.rigorous, v.plain} {
 			m := r.Results[w].Measured
 			if m == nil || m.LinkUseMbps == nil || m.LinkUseMbps.Value > 5 {
 				return false
 			}
 		}
-		return windowAfter(r, since) && (!measured || c.linksToldApart(r))
+		return windowAfter(r, since) && (!measured || v.linksToldApart(r))
 	}, twoWindows+4*liveWindow+10*time.Second)
-	c.t.Logf("%s after %s", what, time.Since(since).Round(time.Second))
+	v.t.Logf("%s after %s", what, time.Since(since).Round(time.Second))
 	return r
 }
 
 // linksToldApart says whether r serves both shaped links' bandwidths: the
 // slow one measured near its rate, not a lower bound (which ties with any
 // faster link), and the best one well above it.
-func (c *cluster) linksToldApart(r api.SimulationResponse) bool {
-	slow, best := r.Results[c.rigorous].BandwidthMbps, r.Results[c.plain].BandwidthMbps
-	m := r.Results[c.rigorous].Measured
+func (v *valueRun) linksToldApart(r api.SimulationResponse) bool {
+	slow, best := r.Results[v.rigorous].BandwidthMbps, r.Results[v.plain].BandwidthMbps
+	m := r.Results[v.rigorous].Measured
 	return slow != nil && best != nil && m != nil && m.BandwidthMbps != nil && !m.BandwidthMbps.AtLeast &&
 		*slow < 1.3*slowLink.RateMbit && *best > 1.3*slowLink.RateMbit
 }
@@ -432,34 +389,34 @@ func (c *cluster) linksToldApart(r api.SimulationResponse) bool {
 // uncountedProfile, beside the live install's in the scheduler's
 // configuration, and waits for the scheduler to run it. Going back to
 // deploy/ (removeLive) restores the configuration.
-func (c *cluster) runUncountedProfile(ctx context.Context) {
-	c.t.Helper()
+func (v *valueRun) runUncountedProfile(ctx context.Context) {
+	v.t.Helper()
 	spec, err := os.ReadFile(filepath.Join(kindCluster.Inputs.Root, "deploy", "scheduler-config.yaml"))
 	if err != nil {
-		c.t.Fatal(err)
+		v.t.Fatal(err)
 	}
 	live, err := os.ReadFile(filepath.Join(kindCluster.Inputs.Root, "deploy", "live", "scheduler-config.yaml"))
 	if err != nil {
-		c.t.Fatal(err)
+		v.t.Fatal(err)
 	}
 	_, specProfiles, ok := strings.Cut(string(spec), "profiles:\n")
 	if !ok {
-		c.t.Fatal("deploy/scheduler-config.yaml has no profiles")
+		v.t.Fatal("deploy/scheduler-config.yaml has no profiles")
 	}
 	both := string(live) + strings.Replace(specProfiles, "schedulerName: "+config.ProfileName, "schedulerName: "+uncountedProfile, 1)
 	const name = "kns-3-scheduler-config-value"
 	cm := &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: kindenv.Namespace},
 		Data: map[string]string{"scheduler-config.yaml": both}}
-	cms := c.client.CoreV1().ConfigMaps(kindenv.Namespace)
+	cms := v.client.CoreV1().ConfigMaps(kindenv.Namespace)
 	_ = cms.Delete(ctx, name, metav1.DeleteOptions{})
 	if _, err := cms.Create(ctx, cm, metav1.CreateOptions{}); err != nil {
-		c.t.Fatal(err)
+		v.t.Fatal(err)
 	}
-	c.t.Cleanup(func() { _ = cms.Delete(context.Background(), name, metav1.DeleteOptions{}) })
-	deployments := c.client.AppsV1().Deployments(kindenv.Namespace)
+	v.t.Cleanup(func() { _ = cms.Delete(context.Background(), name, metav1.DeleteOptions{}) })
+	deployments := v.client.AppsV1().Deployments(kindenv.Namespace)
 	d, err := deployments.Get(ctx, kindenv.Deployment, metav1.GetOptions{})
 	if err != nil {
-		c.t.Fatal(err)
+		v.t.Fatal(err)
 	}
 	for i, vol := range d.Spec.Template.Spec.Volumes {
 		if vol.Name == "config" && vol.ConfigMap != nil {
@@ -467,9 +424,9 @@ func (c *cluster) runUncountedProfile(ctx context.Context) {
 		}
 	}
 	if _, err := deployments.Update(ctx, d, metav1.UpdateOptions{}); err != nil {
-		c.t.Fatal(err)
+		v.t.Fatal(err)
 	}
-	if _, err := kindenv.WaitForScheduler(ctx, c.client, 3*time.Minute); err != nil {
-		c.t.Fatal(err)
+	if _, err := kindenv.WaitForScheduler(ctx, v.client, 3*time.Minute); err != nil {
+		v.t.Fatal(err)
 	}
 }

@@ -25,16 +25,16 @@ import (
 // runClients runs clients netbench clients of server (their flag naming
 // it) placed by scheduler, held to the two shaped workers, and sums up what
 // they measured.
-func (c *cluster) runClients(ctx context.Context, name, scheduler, server string, clients int, pin []string) (value.Placement, []clientPod) {
-	c.t.Helper()
+func (v *valueRun) runClients(ctx context.Context, name, scheduler, server string, clients int, pin []string) (value.Placement, []clientPod) {
+	v.t.Helper()
 	// The burst is created without client-side throttling: a client
 	// created seconds after the first would be placed on a link the
 	// others' traffic already changed.
-	cfg := rest.CopyConfig(c.cfg)
+	cfg := rest.CopyConfig(v.cfg)
 	cfg.QPS, cfg.Burst = 100, 100
 	burst, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		c.t.Fatal(err)
+		v.t.Fatal(err)
 	}
 	label := strings.NewReplacer(" ", "-", ",", "").Replace(strings.ToLower(name))
 	// The clients wait for each other at the server, so that the load
@@ -51,12 +51,12 @@ func (c *cluster) runClients(ctx context.Context, name, scheduler, server string
 		pod.Annotations = map[string]string{"kubernetes.io/ingress-bandwidth": fmt.Sprintf("%gM", clientMbps)}
 		pod.Spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{
 			NodeSelectorTerms: []v1.NodeSelectorTerm{{MatchExpressions: []v1.NodeSelectorRequirement{{
-				Key: v1.LabelHostname, Operator: v1.NodeSelectorOpIn, Values: []string{c.rigorous, c.plain}}}}}}}}
+				Key: v1.LabelHostname, Operator: v1.NodeSelectorOpIn, Values: []string{v.rigorous, v.plain}}}}}}}}
 		if pin != nil {
 			pod.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[0].MatchExpressions[0].Values = []string{pin[i]}
 		}
-		if _, err := burst.CoreV1().Pods(c.ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
-			c.t.Fatal(err)
+		if _, err := burst.CoreV1().Pods(v.ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+			v.t.Fatal(err)
 		}
 		names = append(names, pod.Name)
 	}
@@ -65,18 +65,18 @@ func (c *cluster) runClients(ctx context.Context, name, scheduler, server string
 	for _, n := range names {
 		var pod *v1.Pod
 		if err := wait.PollUntilContextTimeout(ctx, time.Second, *valueDuration+2*waitTimeout, true, func(ctx context.Context) (bool, error) {
-			got, err := c.client.CoreV1().Pods(c.ns).Get(ctx, n, metav1.GetOptions{})
+			got, err := v.client.CoreV1().Pods(v.ns).Get(ctx, n, metav1.GetOptions{})
 			if err != nil {
 				return false, nil
 			}
 			pod = got
 			return got.Status.Phase == v1.PodSucceeded || got.Status.Phase == v1.PodFailed, nil
 		}); err != nil || pod.Status.Phase != v1.PodSucceeded {
-			c.t.Fatalf("client %s did not succeed (%v): %v", n, pod.Status.Phase, err)
+			v.t.Fatalf("client %s did not succeed (%v): %v", n, pod.Status.Phase, err)
 		}
-		raw, err := c.client.CoreV1().Pods(c.ns).GetLogs(n, &v1.PodLogOptions{}).DoRaw(ctx)
+		raw, err := v.client.CoreV1().Pods(v.ns).GetLogs(n, &v1.PodLogOptions{}).DoRaw(ctx)
 		if err != nil {
-			c.t.Fatal(err)
+			v.t.Fatal(err)
 		}
 		var r netbench.Result
 		sc := bufio.NewScanner(strings.NewReader(string(raw)))
@@ -85,13 +85,13 @@ func (c *cluster) runClients(ctx context.Context, name, scheduler, server string
 			_ = json.Unmarshal(sc.Bytes(), &r)
 		}
 		if r.Node == "" {
-			c.t.Fatalf("client %s printed no result: %.200s", n, raw)
+			v.t.Fatalf("client %s printed no result: %.200s", n, raw)
 		}
 		p.Nodes[pod.Spec.NodeName]++
 		p.Results = append(p.Results, r)
-		pods = append(pods, c.placedClient(pod))
+		pods = append(pods, v.placedClient(pod))
 	}
-	c.deleteAll(ctx, "placement="+label)
+	v.deleteAll(ctx, "placement="+label)
 	p.Summarise()
 	return p, pods
 }
@@ -106,11 +106,11 @@ type clientPod struct {
 // clientPlacement is the client's placement event. Each trial's clients
 // reuse the names of the trial before, so the event is the one for this
 // pod's UID.
-func (c *cluster) clientPlacement(pod clientPod) string {
-	c.t.Helper()
+func (v *valueRun) clientPlacement(pod clientPod) string {
+	v.t.Helper()
 	var note string
 	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		events, err := conditions.PlacementEvents(ctx, c.client, c.ns, pod.name)
+		events, err := conditions.PlacementEvents(ctx, v.client, v.ns, pod.name)
 		if err != nil {
 			return false, nil
 		}
@@ -123,15 +123,15 @@ func (c *cluster) clientPlacement(pod clientPod) string {
 		return false, nil
 	})
 	if err != nil {
-		c.t.Fatalf("client %s (uid %s) has no placement event: %v", pod.name, pod.uid, err)
+		v.t.Fatalf("client %s (uid %s) has no placement event: %v", pod.name, pod.uid, err)
 	}
 	return note
 }
 
 // placedClient reads a succeeded client's node and placement time (to the
 // second) from its status.
-func (c *cluster) placedClient(pod *v1.Pod) clientPod {
-	c.t.Helper()
+func (v *valueRun) placedClient(pod *v1.Pod) clientPod {
+	v.t.Helper()
 	cp := clientPod{name: pod.Name, node: pod.Spec.NodeName, uid: pod.UID}
 	for _, cond := range pod.Status.Conditions {
 		if cond.Type == v1.PodScheduled && cond.Status == v1.ConditionTrue {
@@ -139,7 +139,7 @@ func (c *cluster) placedClient(pod *v1.Pod) clientPod {
 		}
 	}
 	if cp.scheduled.IsZero() {
-		c.t.Fatalf("client %s: no placement time in its status", pod.Name)
+		v.t.Fatalf("client %s: no placement time in its status", pod.Name)
 	}
 	return cp
 }

@@ -20,16 +20,16 @@ import (
 // both on the slower worker, and it sent every client of the lowest level
 // to the faster one in all five trials; split, it spread them. Cleared,
 // the two workers differ in their links alone.
-func (c *cluster) clearShapedWorkers(ctx context.Context) {
-	c.t.Helper()
-	deployments, err := c.client.AppsV1().Deployments(metav1.NamespaceSystem).List(ctx, metav1.ListOptions{})
+func (v *valueRun) clearShapedWorkers(ctx context.Context) {
+	v.t.Helper()
+	deployments, err := v.client.AppsV1().Deployments(metav1.NamespaceSystem).List(ctx, metav1.ListOptions{})
 	if err != nil {
-		c.t.Fatal(err)
+		v.t.Fatal(err)
 	}
-	shaped := []string{c.rigorous, c.plain}
+	shaped := []string{v.rigorous, v.plain}
 	for _, d := range deployments.Items {
 		before := d.Spec.Template.Spec.Affinity
-		c.t.Cleanup(func() { c.setDeploymentAffinity(context.Background(), d.Name, before, nil) })
+		v.t.Cleanup(func() { v.setDeploymentAffinity(context.Background(), d.Name, before, nil) })
 		affinity := before.DeepCopy()
 		if affinity == nil {
 			affinity = &v1.Affinity{}
@@ -37,16 +37,16 @@ func (c *cluster) clearShapedWorkers(ctx context.Context) {
 		affinity.NodeAffinity = &v1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{
 			NodeSelectorTerms: []v1.NodeSelectorTerm{{MatchExpressions: []v1.NodeSelectorRequirement{{
 				Key: v1.LabelHostname, Operator: v1.NodeSelectorOpNotIn, Values: shaped}}}}}}
-		c.setDeploymentAffinity(ctx, d.Name, affinity, shaped)
+		v.setDeploymentAffinity(ctx, d.Name, affinity, shaped)
 	}
 }
 
 // setDeploymentAffinity sets kube-system's Deployment name's pods'
 // affinity and waits until it has rolled out, with none of its pods on a
 // node of avoid.
-func (c *cluster) setDeploymentAffinity(ctx context.Context, name string, affinity *v1.Affinity, avoid []string) {
-	c.t.Helper()
-	deployments := c.client.AppsV1().Deployments(metav1.NamespaceSystem)
+func (v *valueRun) setDeploymentAffinity(ctx context.Context, name string, affinity *v1.Affinity, avoid []string) {
+	v.t.Helper()
+	deployments := v.client.AppsV1().Deployments(metav1.NamespaceSystem)
 	err := wait.PollUntilContextTimeout(ctx, time.Second, waitTimeout, true, func(ctx context.Context) (bool, error) {
 		d, err := deployments.Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
@@ -57,7 +57,7 @@ func (c *cluster) setDeploymentAffinity(ctx context.Context, name string, affini
 		return err == nil, nil
 	})
 	if err != nil {
-		c.t.Fatalf("setting the affinity of kube-system/%s: %v", name, err)
+		v.t.Fatalf("setting the affinity of kube-system/%s: %v", name, err)
 	}
 	var where []string
 	err = wait.PollUntilContextTimeout(ctx, time.Second, 2*waitTimeout, true, func(ctx context.Context) (bool, error) {
@@ -69,7 +69,7 @@ func (c *cluster) setDeploymentAffinity(ctx context.Context, name string, affini
 		if err != nil {
 			return false, err
 		}
-		pods, err := c.client.CoreV1().Pods(metav1.NamespaceSystem).List(ctx, metav1.ListOptions{LabelSelector: selector.String()})
+		pods, err := v.client.CoreV1().Pods(metav1.NamespaceSystem).List(ctx, metav1.ListOptions{LabelSelector: selector.String()})
 		if err != nil {
 			return false, nil
 		}
@@ -85,10 +85,10 @@ func (c *cluster) setDeploymentAffinity(ctx context.Context, name string, affini
 		return true, nil
 	})
 	if err != nil {
-		c.t.Fatalf("kube-system/%s did not roll out off %v: %v", name, avoid, err)
+		v.t.Fatalf("kube-system/%s did not roll out off %v: %v", name, avoid, err)
 	}
 	if len(avoid) > 0 {
-		c.t.Logf("kube-system/%s moved off the shaped workers, to %v", name, where)
+		v.t.Logf("kube-system/%s moved off the shaped workers, to %v", name, where)
 	}
 }
 

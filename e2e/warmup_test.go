@@ -16,6 +16,7 @@ import (
 	"kns3.dev/kns3/internal/conditions"
 	"kns3.dev/kns3/internal/kindenv"
 	"kns3.dev/kns3/internal/netshape"
+	"kns3.dev/kns3/scheduler/plugins/placement"
 	"kns3.dev/kns3/simulator/api"
 )
 
@@ -94,7 +95,7 @@ func (c *cluster) warmUpSpreadsAsDefault(ctx context.Context) {
 		}
 		placed[pod.Labels["warm"]][pod.Spec.NodeName]++
 		if pod.Labels["warm"] == "kns3" {
-			if msg := c.placementEvent(name); !strings.Contains(msg, "warming_up") {
+			if msg := c.placementEvent(name); !strings.Contains(msg, placement.FallbackWarmingUp) {
 				c.t.Errorf("pod %s, placed during the warm-up: placement event %q does not say it fell back for it", name, msg)
 			}
 		}

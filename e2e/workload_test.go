@@ -24,13 +24,13 @@ const (
 
 // workloadServer runs workload's server and returns the netbench client's
 // flag that names it.
-func (c *cluster) workloadServer(ctx context.Context, workload string) string {
-	c.t.Helper()
+func (v *valueRun) workloadServer(ctx context.Context, workload string) string {
+	v.t.Helper()
 	if workload == value.WorkloadRedis {
-		ip := c.runServer(ctx, redisPod())
+		ip := v.runServer(ctx, redisPod())
 		return fmt.Sprintf("--redis=%s:%d", ip, redisPort)
 	}
-	return c.netbenchServer(ctx)
+	return v.netbenchServer(ctx)
 }
 
 // netbenchServer runs netbench's own server and returns the client's flag

@@ -88,6 +88,12 @@ benchtime=1s; [ "$mode" = smoke ] && benchtime=1x
 go test -vet=off -run '^$' -bench . -benchmem -benchtime "$benchtime" -count "$runs" \
   ./scheduler/plugins/customscore/... ./scheduler/plugins/network/ ./scheduler/plugins/placement/ \
   ./scheduler/plugins/networkcapacity/ ./scheduler/plugins/networkpeers/ | tee "$out/go-bench.txt" | grep -E '^(Benchmark|ok)'
+# The network coordinates' accuracy on a synthetic 5,000-node cluster of
+# three regions of three zones (no socket: the Vivaldi clients driven as
+# the prober drives them), printed, apart from the scoring cycle's report.
+echo "bench:   network coordinates of a synthetic 5,000-node cluster (simulator/probe)"
+go test -vet=off -run '^$' -bench CoordinateAccuracy -benchtime 1x ./simulator/probe/ | tee "$out/coordinates.txt" |
+  grep -E '^(Benchmark|ok)|relative error'
 
 echo "bench: 2/6 scheduler_perf, label $label ($runs runs)"
 # One go test per test case: each writes its results as soon as it ends.
@@ -153,7 +159,7 @@ for i in $(seq "$runs"); do
 done
 fi
 
-# The value benchmark (e2e TestLiveNetwork): the same clients on a
+# The value benchmark (e2e TestValue): the same clients on a
 # kind cluster with shaped links, at three load levels, five trials each,
 # placed by the default scheduler, by KNS-3 with static numbers, and live
 # without and with NetworkCapacity, in a balanced order (value.TrialOrder), for each workload
@@ -168,8 +174,8 @@ fi
 # clients in make test, and the accuracy benchmark to its live checks.
 if [ "$mode" = full ] && { [ "$steps" = all ] || [ "$steps" = value ]; }; then
   workloads=${VALUE_WORKLOADS:-netbench,redis}
-  tests='TestLiveNetwork|TestProbeAccuracy' accuracy=(-kns3.accuracy-out="$abs/accuracy.json") and=" and the probe accuracy benchmark"
-  [ "${VALUE_ACCURACY:-1}" != 0 ] || { tests=TestLiveNetwork; accuracy=(); and=; }
+  tests='TestValue|TestProbeAccuracy' accuracy=(-kns3.accuracy-out="$abs/accuracy.json") and=" and the probe accuracy benchmark"
+  [ "${VALUE_ACCURACY:-1}" != 0 ] || { tests=TestValue; accuracy=(); and=; }
   echo "bench: 5/6 the value benchmark ($workloads; 15 s clients, 3 levels, 5 trials)$and on a shaped kind cluster"
   hack/dockerhost/setup.sh >/dev/null
   start=$(date +%s)
@@ -182,7 +188,7 @@ if [ "$mode" = full ] && { [ "$steps" = all ] || [ "$steps" = value ]; }; then
 fi
 
 # Every split of the clients of each level of VALUE_SPLITS (default equal)
-# between the two links (e2e TestLiveNetwork, -kns3.value-splits): each
+# between the two links (e2e TestValue, -kns3.value-splits): each
 # client held to a node, every split beside the default scheduler's
 # placement, three trials in a balanced order, for each workload of
 # VALUE_WORKLOADS. What any placement reaches, so that a goal no placement
@@ -195,7 +201,7 @@ if [ "$mode" = full ] && { [ "$steps" = all ] || [ "$steps" = splits ]; }; then
   echo "bench: 6/6 every split of the clients at $splits ($workloads; 15 s clients, 3 trials) on a shaped kind cluster"
   hack/dockerhost/setup.sh >/dev/null
   start=$(date +%s)
-  go test -vet=off -tags e2e -count=1 -timeout 4h -v -run '^TestLiveNetwork$' ./e2e/ \
+  go test -vet=off -tags e2e -count=1 -timeout 4h -v -run '^TestValue$' ./e2e/ \
     -kns3.value-duration=15s -kns3.value-trials=3 -kns3.value-levels= -kns3.value-splits="$splits" -kns3.value-workloads="$workloads" \
     -kns3.value-out="$abs" >"$out/splits/run.log" 2>&1 \
     || { grep -E '^(---|=== RUN|\s+(live|value)_test|FAIL|panic|e2e)' "$out/splits/run.log" | tail -40; exit 1; }

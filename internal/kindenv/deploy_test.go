@@ -384,7 +384,8 @@ func TestLiveDeploy(t *testing.T) {
 	if m := mounts["node-sys"]; m.RecursiveReadOnly == nil || *m.RecursiveReadOnly != v1.RecursiveReadOnlyIfPossible {
 		t.Errorf("the node's /sys mounted %+v: want read-only all the way down where the runtime can", m)
 	}
-	for _, arg := range []string{"--node-sysfs=/host/sys", "--node-routes=/host/proc/net/route", "--node-link=auto"} {
+	// The agents find each other as the simulator finds them.
+	for _, arg := range []string{"--node-sysfs=/host/sys", "--node-routes=/host/proc/net/route", "--node-link=auto", "--peers=dns:kns-3-agent.kns-3-agents.svc:10271"} {
 		if !slices.Contains(agent.Args, arg) {
 			t.Errorf("agent args %v lack %s", agent.Args, arg)
 		}
@@ -485,8 +486,8 @@ func podLess(kind string) bool {
 }
 
 // TestLiveAgentPolicy renders deploy/live's NetworkPolicy and asks it who
-// may reach an agent: the scheduler's pods in kns-3-system on the probe
-// and train ports, and nobody else. Kind's pod network here does not enforce policies, so the policy
+// may reach an agent: the scheduler's pods in kns-3-system and the other
+// agents on the probe and train ports, and nobody else. Kind's pod network here does not enforce policies, so the policy
 // is checked as written.
 func TestLiveAgentPolicy(t *testing.T) {
 	dir := filepath.Join(deployDir(t), "live")
@@ -534,7 +535,10 @@ func TestLiveAgentPolicy(t *testing.T) {
 		{"a workload pod", "default", sample, agentPort.Protocol, agentPort.ContainerPort, false},
 		{"a pod labelled as the scheduler in another namespace", "default", d.Spec.Template.Labels, agentPort.Protocol, agentPort.ContainerPort, false},
 		{"a pod labelled as the scheduler beside the agents", ds.Namespace, d.Spec.Template.Labels, agentPort.Protocol, agentPort.ContainerPort, false},
-		{"another agent", ds.Namespace, ds.Spec.Template.Labels, agentPort.Protocol, agentPort.ContainerPort, false},
+		{"another agent", ds.Namespace, ds.Spec.Template.Labels, agentPort.Protocol, agentPort.ContainerPort, true},
+		{"another agent, train port", ds.Namespace, ds.Spec.Template.Labels, trainPort.Protocol, trainPort.ContainerPort, true},
+		{"a pod labelled as an agent in another namespace", "default", ds.Spec.Template.Labels, agentPort.Protocol, agentPort.ContainerPort, false},
+		{"another agent, another port", ds.Namespace, ds.Spec.Template.Labels, agentPort.Protocol, trainPort.ContainerPort + 1, false},
 	} {
 		if got := admits(t, np, tc.ns, tc.labels, tc.protocol, tc.port); got != tc.want {
 			t.Errorf("%s: admitted %v, want %v", tc.name, got, tc.want)

@@ -1,7 +1,9 @@
 // Package netshape shapes a kind node's link for real: a bandwidth cap in
 // both directions (tc tbf on the node's eth0 and on its host-side veth
 // peer) and random loss of what arrives at the node (an nftables
-// numgen random drop). Counter counts what crosses a node, by address and
+// numgen random drop); or, with ApplyPairs, the same between the node and
+// chosen peer nodes only (tc htb classes, filtered by the peer's
+// addresses). Counter counts what crosses a node, by address and
 // port. The host's tc, ip and nft run in the node's network namespace
 // through nsenter, so the node image needs nothing more. There is
 // no netem on this kind of host: delay comes only from queueing behind the
@@ -67,7 +69,7 @@ func Apply(ctx context.Context, node string, s Shape) error {
 	return nil
 }
 
-// Clear removes what Apply set on node's link.
+// Clear removes what Apply or ApplyPairs set on node's link.
 func Clear(ctx context.Context, node string) error {
 	pid, veth, err := link(ctx, node)
 	if err != nil {
@@ -85,8 +87,13 @@ func Clear(ctx context.Context, node string) error {
 	}
 	if out, err := run(ctx, nsenter(pid, "nft", "list", "tables")...); err != nil {
 		errs = append(errs, err)
-	} else if strings.Contains(out, "table inet "+table) {
-		if _, err := run(ctx, nsenter(pid, "nft", "delete", "table", "inet", table)...); err != nil {
+	} else {
+		if strings.Contains(out, "table inet "+table) {
+			if _, err := run(ctx, nsenter(pid, "nft", "delete", "table", "inet", table)...); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if err := clearPairs(ctx, pid, out); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -52,6 +52,10 @@ func TestDocumentMatchesGoTypes(t *testing.T) {
 		"NodeResult":         reflect.TypeOf(NodeResult{}),
 		"HTTPError":          reflect.TypeOf(HTTPError{}),
 		"ValidationError":    reflect.TypeOf(ValidationError{}),
+		// A map's values are checked here: the walk from the answer stops
+		// at its $ref.
+		"Coordinate":    reflect.TypeOf(Coordinate{}),
+		"PairsInterest": reflect.TypeOf(PairsInterest{}),
 	} {
 		t.Run(name, func(t *testing.T) {
 			s, ok := doc.Components.Schemas[name]
@@ -188,6 +192,20 @@ func TestDocumentDescribesTheServedPaths(t *testing.T) {
 			t.Errorf("document has no GET %s", p)
 		}
 	}
+	var interest struct {
+		RequestBody struct {
+			Required bool `json:"required"`
+			Content  map[string]struct {
+				Schema schema `json:"schema"`
+			} `json:"content"`
+		} `json:"requestBody"`
+	}
+	if err := json.Unmarshal(doc.Paths["/pairs/interest"]["put"], &interest); err != nil {
+		t.Fatalf("PUT /pairs/interest: %v", err)
+	}
+	if b := interest.RequestBody; !b.Required || b.Content["application/json"].Schema.Ref != "#/components/schemas/PairsInterest" {
+		t.Errorf("PUT /pairs/interest takes %+v, want a required PairsInterest", b)
+	}
 	var sim struct {
 		Responses map[string]struct {
 			Content map[string]struct {
@@ -286,6 +304,8 @@ func TestDocumentDescribesResponses(t *testing.T) {
 		{"GET /healthz 200", doc.Paths["/healthz"]["get"].Responses["200"], "text/plain", "", nil},
 		{"GET /readyz 200", doc.Paths["/readyz"]["get"].Responses["200"], "text/plain", "", nil},
 		{"GET /readyz 503", doc.Paths["/readyz"]["get"].Responses["503"], "application/json", httpError, nil},
+		{"PUT /pairs/interest 204", doc.Paths["/pairs/interest"]["put"].Responses["204"], "", "", nil},
+		{"PUT /pairs/interest 422", doc.Paths["/pairs/interest"]["put"].Responses["422"], "application/json", httpError, nil},
 		{"404 for other paths", doc.Components.Responses["NotFound"], "application/json", httpError, nil},
 		{"405 for other methods", doc.Components.Responses["MethodNotAllowed"], "application/json", httpError, []string{"Allow"}},
 	}

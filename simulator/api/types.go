@@ -27,6 +27,55 @@ type SimulationResponse struct {
 	// specification's fallback scores every node, and KNS-3's plugins fall
 	// back to the scheduler's other plugins and say why.
 	WarmUp *WarmUp `json:"warm_up,omitempty"`
+	// Pairs is what the simulator knows of the network between nodes,
+	// when it measures: every node's network coordinate and the pairs it
+	// measured directly. Optional: a reader that ignores it reads the
+	// answer as the contract has it.
+	Pairs *Pairs `json:"pairs,omitempty"`
+}
+
+// Pairs is what the simulator knows of the network between nodes.
+type Pairs struct {
+	// WindowSeconds is the window the measured pairs summarise.
+	WindowSeconds int `json:"window_seconds"`
+	// Coordinates maps a node to its Vivaldi network coordinate, in the
+	// units and semantics of serf's coordinate package: the distance
+	// between two nodes' coordinates estimates their round trip.
+	Coordinates map[string]Coordinate `json:"coordinates"`
+	// Measured are the pairs measured directly, From before To by name,
+	// each once, sorted.
+	Measured []PairMeasurement `json:"measured"`
+}
+
+// Coordinate is one node's network coordinate: serf's Coordinate (Vec,
+// Error, Adjustment and Height, distances in seconds), with how many pair
+// round trips updated it and when the newest was measured.
+type Coordinate struct {
+	Vec        []float64 `json:"vec"`
+	Error      float64   `json:"error"`
+	Adjustment float64   `json:"adjustment"`
+	Height     float64   `json:"height"`
+	Samples    int       `json:"samples"`
+	MeasuredAt time.Time `json:"measured_at"`
+	AgeSeconds float64   `json:"age_seconds"`
+}
+
+// PairMeasurement is one pair of nodes measured directly, between their
+// agents, pod network to pod network; a metric not measured is absent.
+type PairMeasurement struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+	// LatencyMs is the round trip, PacketLoss the share of echoes lost,
+	// BandwidthMbps the rate of the pair's trains: Estimates as a node's.
+	LatencyMs     *Estimate `json:"latency_ms,omitempty"`
+	PacketLoss    *Estimate `json:"packet_loss,omitempty"`
+	BandwidthMbps *Estimate `json:"bandwidth_mbps,omitempty"`
+}
+
+// PairsInterest is the body of PUT /pairs/interest: the nodes that host
+// pods other pods declared as peers.
+type PairsInterest struct {
+	Nodes []string `json:"nodes"`
 }
 
 // WarmUp says how far the measurements are from ranking nodes.

@@ -2,7 +2,10 @@ package api
 
 import (
 	"encoding/json"
+	"reflect"
+	"strings"
 	"testing"
+	"time"
 )
 
 // TestHTTPErrorRoundTrip decodes the error bodies FastAPI writes, a message
@@ -72,5 +75,42 @@ func TestDetail(t *testing.T) {
 	}
 	if v := e.Detail.Errors[0]; v.Msg != "m" || v.Type != "t" || len(v.Loc) != 1 || v.Loc[0] != "q" {
 		t.Errorf("validation error decoded as %+v", v)
+	}
+}
+
+// TestPairsAreOptional: an answer in the specification's shape decodes
+// with no pairs, and one encoded without pairs has no such key, so a
+// reader that knows nothing of pairs reads the answer as the contract
+// has it; one with pairs keeps them through a round trip.
+func TestPairsAreOptional(t *testing.T) {
+	var spec SimulationResponse
+	if err := json.Unmarshal([]byte(`{"results":{"n1":{"score":0.5,"latency_ms":1,"bandwidth_mbps":100,"packet_loss":0}}}`), &spec); err != nil {
+		t.Fatal(err)
+	}
+	if spec.Pairs != nil || spec.Results["n1"].Score != 0.5 {
+		t.Errorf("the specification's answer decoded as %+v", spec)
+	}
+	b, err := json.Marshal(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), "pairs") {
+		t.Errorf("an answer without pairs encodes as %s", b)
+	}
+	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	high := 0.4
+	with := SimulationResponse{Results: map[string]NodeResult{}, Pairs: &Pairs{WindowSeconds: 15,
+		Coordinates: map[string]Coordinate{"n1": {Vec: []float64{1e-4, 0, 0, 0, 0, 0, 0, 0}, Error: 0.2, Height: 1e-5, Samples: 31, MeasuredAt: at, AgeSeconds: 2}},
+		Measured:    []PairMeasurement{{From: "n1", To: "n2", LatencyMs: &Estimate{Value: 0.3, Low: 0.2, High: &high, Samples: 700, MeasuredAt: at}}}}}
+	b, err = json.Marshal(with)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back SimulationResponse
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back, with) {
+		t.Errorf("round trip of %s gave %+v", b, back)
 	}
 }

@@ -17,6 +17,8 @@ import (
 
 	"kns3.dev/kns3"
 	"kns3.dev/kns3/simulator/probe"
+	"kns3.dev/kns3/simulator/probe/agent"
+	"kns3.dev/kns3/simulator/probe/wire"
 	"kns3.dev/kns3/simulator/scenario"
 	"kns3.dev/kns3/simulator/server"
 )
@@ -30,11 +32,11 @@ func Run(ctx context.Context, o Options) error {
 	case o.ProbeURL != "":
 		return probeURL(o.ProbeURL)
 	case o.AgentCheck != "":
-		key, err := probe.ReadKey(o.KeyFile)
+		key, err := wire.ReadKey(o.KeyFile)
 		if err != nil {
 			return err
 		}
-		_, err = probe.Check(o.AgentCheck, 2*time.Second, key)
+		_, err = agent.Check(o.AgentCheck, 2*time.Second, key)
 		return err
 	case o.Agent:
 		return runAgent(ctx, o)
@@ -45,18 +47,26 @@ func Run(ctx context.Context, o Options) error {
 // runAgent answers probes until ctx ends.
 func runAgent(ctx context.Context, o Options) error {
 	logger := klog.FromContext(ctx)
-	key, err := probe.ReadKey(o.KeyFile)
+	key, err := wire.ReadKey(o.KeyFile)
 	if err != nil {
 		return err
 	}
-	a, err := probe.Listen(o.AgentListen, o.Node, key)
+	var opts []agent.Option
+	if o.Peers != "" {
+		find, err := agentsOf("peers", o.Peers)
+		if err != nil {
+			return err
+		}
+		opts = append(opts, agent.WithPeers(find))
+	}
+	a, err := agent.Listen(o.AgentListen, o.Node, key, opts...)
 	if err != nil {
 		return err
 	}
 	link := o.NodeLink
 	if o.NodeSysfs != "" {
-		if link == probe.AutoLink {
-			picked, how, err := probe.PickLink(o.NodeSysfs, o.NodeRoutes, o.HostIP)
+		if link == agent.AutoLink {
+			picked, how, err := agent.PickLink(o.NodeSysfs, o.NodeRoutes, o.HostIP)
 			if err != nil {
 				// The agent measures all the rest; the node's link use is unknown.
 				logger.Error(err, "The node's link use is not read")
@@ -72,7 +82,7 @@ func runAgent(ctx context.Context, o Options) error {
 		}
 	}
 	logger.Info("Probe agent serving", "version", kns3.Version, "address", a.Addr().String(), "node", o.Node,
-		"nodeSysfs", o.NodeSysfs, "nodeLink", link)
+		"nodeSysfs", o.NodeSysfs, "nodeLink", link, "peers", o.Peers)
 	return a.Serve(ctx)
 }
 
@@ -91,12 +101,13 @@ func serve(ctx context.Context, o Options) error {
 		}
 		go p.Run(ctx)
 		srv.SetLive(measured(p, o.Rules))
+		srv.SetPairInterest(p.SetInterest)
 		d := o.Rules.Differences
 		logger.Info("Measuring the nodes", "agents", o.Agents, "window", o.Window, "timeout", cfg.Timeout,
 			"budgetMbps", o.BudgetMbps, "probers", o.Probers,
 			"targets", fmt.Sprintf("%g Mbit/s, %g ms, %g loss", o.Rules.BandwidthMbps, o.Rules.LatencyMs, o.Rules.PacketLoss),
 			"smallestDifferences", fmt.Sprintf("%g of the bandwidth, %g of the latency or %g ms, %g loss", d.BandwidthRatio, d.LatencyRatio, d.LatencyMs, d.Loss),
-			"warmUpQuorum", o.Rules.Quorum)
+			"warmUpQuorum", o.Rules.Quorum, "pairsPerNode", cfg.PairsPerNode, "pairEchoes", cfg.PairEchoesPerSecond)
 	}
 	if o.Scenario == "" {
 		logger.Info("No --scenario given: /simulate serves what is measured, if anything")
@@ -141,8 +152,11 @@ func serve(ctx context.Context, o Options) error {
 // request lasts until its client gives up. So there is no WriteTimeout: its
 // deadline runs from the moment the request's header is read, so it would
 // count fault.delay_ms and drop the delayed answer, and one above the longest
-// delay (scenario.MaxDelayMs, 10 minutes) would reap nothing in time. No
-// handler reads a request body, so ReadHeaderTimeout bounds the reading.
+// delay (scenario.MaxDelayMs, 10 minutes) would reap nothing in time. Nor
+// is there a ReadTimeout: a connection's read deadline also ends the
+// requests a fault holds. ReadHeaderTimeout bounds reading a request; the
+// one handler that reads a body, PUT /pairs/interest, sets its own read
+// deadline.
 func newHTTPServer(h http.Handler) *http.Server {
 	return &http.Server{
 		Handler:           h,

@@ -7,8 +7,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/serf/coordinate"
+
 	"kns3.dev/kns3/simulator/livescore"
 	"kns3.dev/kns3/simulator/probe"
+	"kns3.dev/kns3/simulator/probe/agent"
 )
 
 func TestParseFlags(t *testing.T) {
@@ -74,7 +77,7 @@ func TestAgentsOf(t *testing.T) {
 		{"dns:Not_A_Name:10271", false},             // not DNS-1123
 		{"10.0.0.1:10271,10.0.0.2", false},          // an entry without a port
 	} {
-		_, err := agentsOf(tc.spec)
+		_, err := agentsOf("agents", tc.spec)
 		if (err == nil) != tc.ok {
 			t.Errorf("agentsOf(%q) = %v, want ok %v", tc.spec, err, tc.ok)
 		}
@@ -89,7 +92,7 @@ func TestAgentsOf(t *testing.T) {
 // given.
 func TestNodeLinkFlag(t *testing.T) {
 	o, err := ParseFlags(nil)
-	if err != nil || o.NodeLink != probe.AutoLink || o.NodeSysfs != "" {
+	if err != nil || o.NodeLink != agent.AutoLink || o.NodeSysfs != "" {
 		t.Fatalf("defaults: --node-link=%q --node-sysfs=%q (%v), want auto and off", o.NodeLink, o.NodeSysfs, err)
 	}
 	for _, tc := range []struct {
@@ -131,6 +134,8 @@ func TestProbingFlags(t *testing.T) {
 		{[]string{"--latency-difference-ms=-1"}, "--latency-difference"},
 		{[]string{"--loss-difference=NaN"}, "--loss-difference"},
 		{[]string{"--warm-up-quorum=2"}, "--warm-up-quorum"},
+		{[]string{"--pairs-per-node=17"}, "--pairs-per-node"},
+		{[]string{"--pair-echoes=0"}, "--pair-echoes"},
 	} {
 		_, err := ParseFlags(append(append([]string{}, base...), tc.args...))
 		if (err == nil) != (tc.flag == "") || (err != nil && !strings.Contains(err.Error(), tc.flag)) {
@@ -142,13 +147,13 @@ func TestProbingFlags(t *testing.T) {
 			t.Errorf("%v without a key: %v, want an error naming --probe-key-file", mode, err)
 		}
 	}
-	o, err := ParseFlags(append(base, "--probe-timeout=1500ms", "--probers=3", "--probe-budget-mbps=12"))
+	o, err := ParseFlags(append(base, "--probe-timeout=1500ms", "--probers=3", "--probe-budget-mbps=12", "--pairs-per-node=4", "--pair-echoes=20"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg, err := o.probeConfig()
-	if err != nil || cfg.Timeout != 1500*time.Millisecond || cfg.BudgetBytesPerSecond != 12e6/8/3 || cfg.Key == nil {
-		t.Errorf("probe config %+v (%v): want a 1.5 s timeout, a third of 12 Mbit/s and the key", cfg, err)
+	if err != nil || cfg.Timeout != 1500*time.Millisecond || cfg.BudgetBytesPerSecond != 12e6/8/3 || cfg.Key == nil || cfg.PairsPerNode != 4 || cfg.PairEchoesPerSecond != 20 {
+		t.Errorf("probe config %+v (%v): want a 1.5 s timeout, a third of 12 Mbit/s, the key, 4 pairs per node at 20 echoes a second", cfg, err)
 	}
 	o.KeyFile = filepath.Join(t.TempDir(), "missing")
 	if _, err := o.probeConfig(); err == nil || !strings.Contains(err.Error(), "probe key") {
@@ -180,5 +185,45 @@ func TestMeasurementsCarryLinkUse(t *testing.T) {
 			!got.MeasuredAt.Equal(tc.use.At) || got.AgeSeconds != 1.5 {
 			t.Errorf("%s: link use %+v, want 100 Mbit/s of 16 readings, 1.5 s old", tc.name, got)
 		}
+	}
+}
+
+// TestPeersFlag: --peers finds the other agents as --agents does, and a
+// bad value fails start-up naming --peers.
+func TestPeersFlag(t *testing.T) {
+	o, err := ParseFlags([]string{"--agent", "--probe-key-file=/key", "--peers=dns:kns-3-agent.kns-3-agents.svc:10271"})
+	if err != nil || o.Peers != "dns:kns-3-agent.kns-3-agents.svc:10271" {
+		t.Errorf("--peers: %q (%v)", o.Peers, err)
+	}
+	if _, err := ParseFlags([]string{"--agent", "--probe-key-file=/key", "--peers=dns:kns-3-agent"}); err == nil || !strings.Contains(err.Error(), "--peers=") {
+		t.Errorf("--peers without a port: %v, want an error naming --peers", err)
+	}
+}
+
+// TestMeasurementsCarryPairs checks the snapshot's coordinates and pairs
+// reach the API's answer: coordinates rounded to a tenth of a
+// microsecond and aged by the snapshot's time, pairs with their
+// estimates; and no pairs key when nothing between nodes is known.
+func TestMeasurementsCarryPairs(t *testing.T) {
+	at := time.Date(2026, 12, 1, 10, 0, 10, 0, time.UTC)
+	snap := probe.Snapshot{At: at, Window: 15 * time.Second, Nodes: map[string]probe.Metrics{}}
+	if m := measurementsOf(snap, livescore.DefaultRules()); m.Pairs != nil {
+		t.Errorf("nothing between nodes: pairs %+v, want none", m.Pairs)
+	}
+	coord := &coordinate.Coordinate{Vec: []float64{1.23456789e-4, -2e-9, 0, 0, 0, 0, 0, 0}, Error: 0.212345, Adjustment: -3.33333e-6, Height: 1.0000049e-5}
+	snap.Coordinates = map[string]probe.NodeCoordinate{"a": {Coordinate: coord, Samples: 31, At: at.Add(-2 * time.Second)}}
+	loss := &probe.Estimate{Value: 0.02, Low: 0.01, High: 0.03, Samples: 750, At: at.Add(-3 * time.Second)}
+	snap.Pairs = []probe.PairMetrics{{From: "a", To: "b", PacketLoss: loss}}
+	p := measurementsOf(snap, livescore.DefaultRules()).Pairs
+	if p == nil || p.WindowSeconds != 15 || len(p.Coordinates) != 1 || len(p.Measured) != 1 {
+		t.Fatalf("pairs %+v: want one coordinate and one pair over 15 s", p)
+	}
+	c := p.Coordinates["a"]
+	if c.Vec[0] != 1.235e-4 || c.Vec[1] != 0 || c.Error != 0.212 || c.Adjustment != -3.3e-6 || c.Height != 1e-5 || c.Samples != 31 || c.AgeSeconds != 2 {
+		t.Errorf("coordinate %+v: want serf's, rounded to 0.1 µs, 31 samples, 2 s old", c)
+	}
+	m := p.Measured[0]
+	if m.From != "a" || m.To != "b" || m.LatencyMs != nil || m.PacketLoss == nil || m.PacketLoss.Samples != 750 || m.PacketLoss.AgeSeconds != 3 {
+		t.Errorf("pair %+v: want a to b's loss of 750 echoes, 3 s old, and no latency", m)
 	}
 }

@@ -13,6 +13,8 @@ import (
 	"kns3.dev/kns3/simulator/api/ties"
 	"kns3.dev/kns3/simulator/livescore"
 	"kns3.dev/kns3/simulator/probe"
+	"kns3.dev/kns3/simulator/probe/agent"
+	"kns3.dev/kns3/simulator/probe/wire"
 )
 
 // Options are the command's flags. One process runs one of four modes:
@@ -36,18 +38,23 @@ type Options struct {
 	Probers         int
 	EchoesPerNode   float64
 	BandwidthMaxAge time.Duration
-	Rules           livescore.Rules
+	// PairsPerNode and PairEchoes say how many of its nearest nodes each
+	// node of interest has measured directly, and at what echo rate.
+	PairsPerNode int
+	PairEchoes   int
+	Rules        livescore.Rules
 	// KeyFile holds the probe key the prober and the agents share.
 	KeyFile string
 
 	// Agent runs the probe agent instead, answering for Node on
-	// AgentListen.
+	// AgentListen; with Peers, it measures the other agents too.
 	Agent       bool
 	AgentListen string
 	Node        string
+	Peers       string
 	// NodeSysfs, when set, is the node's /sys as the agent sees it; the
 	// agent then reads NodeLink's byte counters there, or, for
-	// probe.AutoLink, those of the interface PickLink finds from
+	// agent.AutoLink, those of the interface PickLink finds from
 	// NodeRoutes and HostIP.
 	NodeSysfs  string
 	NodeLink   string
@@ -75,6 +82,8 @@ func ParseFlags(args []string) (Options, error) {
 	fs.StringVar(&o.KeyFile, "probe-key-file", "", "with --agents, --agent or --agent-check: the file holding the probe key the simulator and the agents share (a mounted Secret); every probe is signed with it")
 	fs.Float64Var(&o.EchoesPerNode, "echoes-per-node", 10, "with --agents: echoes per node per second while the budget allows; more echoes tell smaller losses apart")
 	fs.DurationVar(&o.BandwidthMaxAge, "bandwidth-max-age", 0, fmt.Sprintf("with --agents: how long a node's bandwidth sample stays its bandwidth; older, it is unknown (default %d windows, at least twice the time the budget needs to send every node a train)", probe.DefaultBandwidthMaxAgeWindows))
+	fs.IntVar(&o.PairsPerNode, "pairs-per-node", probe.DefaultPairsPerNode, fmt.Sprintf("with --agents: how many of its nearest nodes by network coordinates each node PUT /pairs/interest names has measured directly (0 to %d; 0 measures no pair)", wire.MaxPairPeers))
+	fs.IntVar(&o.PairEchoes, "pair-echoes", probe.DefaultPairEchoesPerSecond, "with --agents: echoes a second between the two agents of each pair measured directly")
 	o.Rules = livescore.DefaultRules()
 	fs.Float64Var(&o.Rules.BandwidthMbps, "bandwidth-target-mbps", livescore.DefaultBandwidthMbps, "with --agents: the bandwidth at and above which a node scores fully on bandwidth, in Mbit/s")
 	fs.Float64Var(&o.Rules.LatencyMs, "latency-target-ms", livescore.DefaultLatencyMs, "with --agents: the round trip at and below which a node scores fully on latency, in ms")
@@ -87,8 +96,9 @@ func ParseFlags(args []string) (Options, error) {
 	fs.BoolVar(&o.Agent, "agent", false, "run the probe agent of one node instead of the simulator")
 	fs.StringVar(&o.AgentListen, "agent-listen", ":10271", "with --agent: the UDP address to answer probes on; bandwidth trains arrive on the port after it")
 	fs.StringVar(&o.Node, "node-name", os.Getenv("NODE_NAME"), "with --agent: the node the agent answers for")
+	fs.StringVar(&o.Peers, "peers", "", "with --agent: measure the other agents too, found as --agents finds them: dns:NAME:PORT (the agents' headless Service) or HOST:PORT,...; about one echo a second to a random one for the network coordinates, and the pairs the simulator asks for. Empty measures none")
 	fs.StringVar(&o.NodeSysfs, "node-sysfs", "", "with --agent: the node's /sys, mounted read-only in the agent (as /host/sys); the agent then reads --node-link's byte counters there and reports the traffic on the node's link. Empty reads none")
-	fs.StringVar(&o.NodeLink, "node-link", probe.AutoLink, "with --agent and --node-sysfs: the node's interface whose byte counters are its link's use; \"auto\": the one that carries --host-ip by --node-routes, else the default route's, else the node's only interface on a device")
+	fs.StringVar(&o.NodeLink, "node-link", agent.AutoLink, "with --agent and --node-sysfs: the node's interface whose byte counters are its link's use; \"auto\": the one that carries --host-ip by --node-routes, else the default route's, else the node's only interface on a device")
 	fs.StringVar(&o.NodeRoutes, "node-routes", "", "with --agent and --node-link=auto: the node's IPv4 routing table, its /proc/1/net/route mounted read-only")
 	fs.Func("host-ip", "with --agent and --node-link=auto: the node's address (status.hostIP; default $HOST_IP)", func(s string) error {
 		a, err := netip.ParseAddr(s)
@@ -114,20 +124,31 @@ func (o Options) validate() error {
 	if o.Reload <= 0 {
 		return fmt.Errorf("--reload-interval must be positive, got %s", o.Reload)
 	}
-	if o.NodeLink != probe.AutoLink {
-		if err := probe.ValidLinkName(o.NodeLink); err != nil {
+	if o.NodeLink != agent.AutoLink {
+		if err := agent.ValidLinkName(o.NodeLink); err != nil {
 			return fmt.Errorf("--node-link: %w", err)
 		}
 	}
 	if (o.Agents != "" || o.Agent || o.AgentCheck != "") && o.KeyFile == "" {
 		return errors.New("--probe-key-file: the probe key is needed to measure (--agents), to answer probes (--agent) and to check an agent (--agent-check)")
 	}
+	if o.Peers != "" {
+		if _, err := agentsOf("peers", o.Peers); err != nil {
+			return err
+		}
+	}
 	if o.Agents != "" {
-		if _, err := agentsOf(o.Agents); err != nil {
+		if _, err := agentsOf("agents", o.Agents); err != nil {
 			return err
 		}
 		if o.Probers < 1 {
 			return fmt.Errorf("--probers: %d, want at least 1", o.Probers)
+		}
+		if o.PairsPerNode < 0 || o.PairsPerNode > wire.MaxPairPeers {
+			return fmt.Errorf("--pairs-per-node: %d, want 0 to %d", o.PairsPerNode, wire.MaxPairPeers)
+		}
+		if o.PairEchoes < 1 || o.PairEchoes > probe.MaxPairEchoesPerSecond {
+			return fmt.Errorf("--pair-echoes: %d, want 1 to %d", o.PairEchoes, probe.MaxPairEchoesPerSecond)
 		}
 		if err := o.Rules.Targets.Validate(); err != nil {
 			return fmt.Errorf("--bandwidth-target-mbps, --latency-target-ms, --loss-target: %w", err)
@@ -144,11 +165,11 @@ func (o Options) validate() error {
 
 // probeConfig is the prober's configuration from o.
 func (o Options) probeConfig() (probe.Config, error) {
-	find, err := agentsOf(o.Agents)
+	find, err := agentsOf("agents", o.Agents)
 	if err != nil {
 		return probe.Config{}, err
 	}
-	key, err := probe.ReadKey(o.KeyFile)
+	key, err := wire.ReadKey(o.KeyFile)
 	if err != nil {
 		return probe.Config{}, err
 	}
@@ -157,5 +178,7 @@ func (o Options) probeConfig() (probe.Config, error) {
 		BudgetBytesPerSecond:   o.BudgetMbps * 1e6 / 8 / float64(o.Probers),
 		EchoesPerNodePerSecond: o.EchoesPerNode,
 		BandwidthMaxAge:        o.BandwidthMaxAge,
+		PairsPerNode:           o.PairsPerNode,
+		PairEchoesPerSecond:    o.PairEchoes,
 	}, nil
 }

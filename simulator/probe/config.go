@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"kns3.dev/kns3/simulator/probe/wire"
 )
 
 // Config says how the prober finds agents and what it may spend.
@@ -35,7 +37,12 @@ type Config struct {
 	BandwidthMaxAge time.Duration
 	// Key authenticates every datagram the prober sends and takes: the
 	// secret its agents hold too.
-	Key *Key
+	Key *wire.Key
+	// PairsPerNode is how many of its nearest nodes each node of interest
+	// has measured directly (pairs.go); 0 measures no pair.
+	PairsPerNode int
+	// PairEchoesPerSecond is the echo rate of each pair measured directly.
+	PairEchoesPerSecond int
 }
 
 // Defaults fills the zero fields of c.
@@ -58,7 +65,18 @@ func (c *Config) Defaults() {
 	if c.BandwidthMaxAge == 0 {
 		c.BandwidthMaxAge = DefaultBandwidthMaxAgeWindows * c.Window
 	}
+	if c.PairEchoesPerSecond == 0 {
+		c.PairEchoesPerSecond = DefaultPairEchoesPerSecond
+	}
 }
+
+// DefaultPairsPerNode is how many nearest nodes a node of interest has
+// measured directly by default.
+const DefaultPairsPerNode = 8
+
+// DefaultPairEchoesPerSecond is a pair's echo rate by default: 750 echoes
+// in a 15 s window, which tell 2 % loss from none.
+const DefaultPairEchoesPerSecond = 50
 
 // DefaultBudgetBytesPerSecond is 1 % of a 1 Gbit/s link.
 const DefaultBudgetBytesPerSecond = 1e9 / 8 / 100
@@ -66,6 +84,10 @@ const DefaultBudgetBytesPerSecond = 1e9 / 8 / 100
 // DefaultBandwidthMaxAgeWindows is how many windows a bandwidth sample
 // stays fresh by default.
 const DefaultBandwidthMaxAgeWindows = 4
+
+// MaxPairEchoesPerSecond is the most echoes a second a pair is measured
+// with: what an agent sends one peer at most.
+const MaxPairEchoesPerSecond = 100
 
 // finite says v is a number, not NaN or an infinity.
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
@@ -85,10 +107,14 @@ func (c Config) Validate() error {
 		return fmt.Errorf("budget: %g bytes/s, want a number of at least 1000", c.BudgetBytesPerSecond)
 	case !finite(c.EchoesPerNodePerSecond) || c.EchoesPerNodePerSecond <= 0 || c.EchoesPerNodePerSecond > 1000:
 		return fmt.Errorf("echoes per node per second: %g, want more than 0 and at most 1000", c.EchoesPerNodePerSecond)
-	case c.TrainPackets < minTrainPackets || c.TrainPackets > 1000:
-		return fmt.Errorf("train packets: %d, want %d to 1000", c.TrainPackets, minTrainPackets)
+	case c.TrainPackets < wire.MinTrainPackets || c.TrainPackets > 1000:
+		return fmt.Errorf("train packets: %d, want %d to 1000", c.TrainPackets, wire.MinTrainPackets)
 	case c.BandwidthMaxAge < c.Window:
 		return fmt.Errorf("bandwidth max age: %s, want at least the window (%s)", c.BandwidthMaxAge, c.Window)
+	case c.PairsPerNode < 0 || c.PairsPerNode > wire.MaxPairPeers:
+		return fmt.Errorf("pairs per node: %d, want 0 to %d", c.PairsPerNode, wire.MaxPairPeers)
+	case c.PairEchoesPerSecond < 1 || c.PairEchoesPerSecond > MaxPairEchoesPerSecond:
+		return fmt.Errorf("pair echoes per second: %d, want 1 to %d", c.PairEchoesPerSecond, MaxPairEchoesPerSecond)
 	}
 	return nil
 }

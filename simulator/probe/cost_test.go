@@ -12,6 +12,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"kns3.dev/kns3/simulator/probe/agent"
+	"kns3.dev/kns3/simulator/probe/wire"
 )
 
 // agentsEnv makes the test binary serve that many agents on loopback
@@ -46,8 +49,7 @@ func serveAgents(n string) error {
 			return err
 		}
 		fmt.Fprintln(w, conn.LocalAddr())
-		a := NewAgent(fmt.Sprintf("node-%05d", i), conn, testKey)
-		a.trainConn = trains
+		a := agent.NewAgent(fmt.Sprintf("node-%05d", i), conn, testKey, agent.WithTrainConn(trains))
 		go a.Serve(ctx)
 	}
 	w.Flush()
@@ -63,7 +65,7 @@ func listenPairOf() (conn, trains *net.UDPConn, err error) {
 			return nil, nil, err
 		}
 		port := c.LocalAddr().(*net.UDPAddr).Port
-		tc, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: int(TrainPort(uint16(port)))})
+		tc, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: int(wire.TrainPort(uint16(port)))})
 		if err == nil {
 			return c, tc, nil
 		}

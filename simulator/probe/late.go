@@ -3,6 +3,8 @@ package probe
 import (
 	"net/netip"
 	"time"
+
+	"kns3.dev/kns3/simulator/probe/wire"
 )
 
 // Late is not lost. An agent held off the CPU (a busy node, a small CPU
@@ -33,9 +35,9 @@ type lostEcho struct {
 // networkRTT is an echo's round trip on the network: from sending to the
 // answer's arrival, less the time the echo waited in the agent, never
 // negative.
-func networkRTT(sent, at time.Time, stamps echoStamps) time.Duration {
+func networkRTT(sent, at time.Time, stamps wire.EchoStamps) time.Duration {
 	rtt := at.Sub(sent)
-	if res := stamps.residence(); res < rtt {
+	if res := stamps.Residence(); res < rtt {
 		rtt -= res
 	}
 	return max(rtt, 0)
@@ -65,7 +67,7 @@ func (p *Prober) lossDeadline(t *target, now time.Time) time.Duration {
 // it came from that echo's agent and its round trip on the network was
 // within the timeout: the echo is then late, not lost. Called with p.mu
 // held.
-func (p *Prober) answeredAfterLoss(key uint64, at time.Time, from netip.AddrPort, stamps echoStamps) bool {
+func (p *Prober) answeredAfterLoss(key uint64, at time.Time, from netip.AddrPort, stamps wire.EchoStamps) bool {
 	le, ok := p.lost[key]
 	if !ok || le.t.addr != from || stamps.NodeHash != le.t.nodeHash {
 		return false
@@ -82,7 +84,7 @@ func (p *Prober) answeredAfterLoss(key uint64, at time.Time, from netip.AddrPort
 			break
 		}
 	}
-	t.noteResidence(at, stamps.residence(), p.cfg.Window)
+	t.noteResidence(at, stamps.Residence(), p.cfg.Window)
 	t.lastAnswer, t.lostRun, t.silent = latest(t.lastAnswer, at), 0, false
 	p.stats.echoesAnswered.Add(1)
 	p.stats.echoesLate.Add(1)

@@ -4,6 +4,8 @@ import (
 	"net/netip"
 	"testing"
 	"time"
+
+	"kns3.dev/kns3/simulator/probe/wire"
 )
 
 // drainingAgent is one agent on a fake clock: echoes reach it a fixed
@@ -34,7 +36,7 @@ type queuedEcho struct {
 type flyingAnswer struct {
 	key    uint64
 	at     time.Time
-	stamps echoStamps
+	stamps wire.EchoStamps
 }
 
 func (a *drainingAgent) starved(now time.Time) bool {
@@ -54,7 +56,7 @@ func (a *drainingAgent) step(now time.Time) {
 		a.queue = a.queue[1:]
 		a.credit--
 		a.inFlight = append(a.inFlight, flyingAnswer{key: q.key, at: now.Add(a.delay),
-			stamps: echoStamps{Received: q.arrived, Sent: now, NodeHash: a.hash}})
+			stamps: wire.EchoStamps{Received: q.arrived, Sent: now, NodeHash: a.hash}})
 	}
 }
 
@@ -135,7 +137,7 @@ func TestSlowDrainIsNotLoss(t *testing.T) {
 		{name: "drains 10 a second for 4 s", drain: 10, starved: 4 * time.Second, starvedAfter: 8 * time.Second, wantLateSome: true, maxServedLoss: 0.005},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			agent := &drainingAgent{hash: nodeHash("n"), delay: 100 * time.Microsecond, drainRate: tc.drain,
+			agent := &drainingAgent{hash: wire.NodeHash("n"), delay: 100 * time.Microsecond, drainRate: tc.drain,
 				starvedAt: start.Add(tc.starvedAfter), starvedTo: start.Add(tc.starvedAfter + tc.starved)}
 			worst, summaries, late := lateRun(t, agent, 100, 25*time.Second)
 			if summaries < 20 {

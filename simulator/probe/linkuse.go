@@ -3,6 +3,8 @@ package probe
 import (
 	"math"
 	"time"
+
+	"kns3.dev/kns3/simulator/probe/wire"
 )
 
 // linkSample is one reading of a node link's byte counters as the prober
@@ -41,8 +43,8 @@ const minLinkSpan = time.Second
 // afresh, and so does a reading a window after the last; a reading that
 // goes back in time, or too far forward, is refused. It says whether the
 // reading was taken, or was the one already taken.
-func (t *target) addLink(r linkReading, sent, at time.Time, window time.Duration) bool {
-	if !r.valid() || r.At.IsZero() {
+func (t *target) addLink(r wire.LinkReading, sent, at time.Time, window time.Duration) bool {
+	if !r.Valid() || r.At.IsZero() {
 		return false
 	}
 	s := linkSample{rx: r.RxBytes, tx: r.TxBytes, agentAt: r.At, at: at, readings: 1}

@@ -3,10 +3,16 @@ package probe
 import (
 	"context"
 	"math"
+	"os"
+	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"kns3.dev/kns3/simulator/probe/agent"
+	"kns3.dev/kns3/simulator/probe/wire"
 )
 
 // answerOf is one echo answer's link reading for the link-use tests:
@@ -28,7 +34,7 @@ func steady(from float64, n int, rxRate, txRate uint64) []answerOf {
 	var out []answerOf
 	for i := range n {
 		s := from + float64(i)
-		out = append(out, answerOf{s, s, uint64(s) * rxRate, uint64(s) * txRate, linkValid})
+		out = append(out, answerOf{s, s, uint64(s) * rxRate, uint64(s) * txRate, wire.LinkValid})
 	}
 	return out
 }
@@ -46,8 +52,8 @@ func TestLinkUse(t *testing.T) {
 		restarted[i].rx -= 11 * 40 * mb
 		restarted[i].tx -= 11 * mb
 	}
-	withBackwards := append(steady(0, 6, 100*mb, 0), answerOf{3, 6.5, 200 * mb, 0, linkValid})
-	withJump := append(steady(0, 6, 100*mb, 0), answerOf{5 + 120, 6, 1e12, 0, linkValid})
+	withBackwards := append(steady(0, 6, 100*mb, 0), answerOf{3, 6.5, 200 * mb, 0, wire.LinkValid})
+	withJump := append(steady(0, 6, 100*mb, 0), answerOf{5 + 120, 6, 1e12, 0, wire.LinkValid})
 	for _, tc := range []struct {
 		name    string
 		answers []answerOf
@@ -62,7 +68,7 @@ func TestLinkUse(t *testing.T) {
 		{"sent more than received", steady(0, 11, 3*mb, 250*mb), 10, 250, 11, false},
 		{"every echo carries the same reading till the next", append(steady(0, 3, 8*mb, 0), steady(0, 3, 8*mb, 0)[2], steady(0, 3, 8*mb, 0)[2]), 2, 8, 3, false},
 		{"one reading", steady(0, 1, 100*mb, 0), 0, -1, 0, false},
-		{"two readings under a second apart", []answerOf{{0, 0, 0, 0, linkValid}, {0.5, 0.5, 50 * mb, 0, linkValid}}, 1, -1, 0, false},
+		{"two readings under a second apart", []answerOf{{0, 0, 0, 0, wire.LinkValid}, {0.5, 0.5, 50 * mb, 0, wire.LinkValid}}, 1, -1, 0, false},
 		{"no counters", []answerOf{{0, 0, 0, 0, 0}, {1, 1, 100 * mb, 0, 0}, {2, 2, 200 * mb, 0, 0}}, 2, -1, 0, false},
 		{"a counter went back: only the readings since", restarted, 21, 40, 11, false},
 		{"a reading back in time is refused", withBackwards, 6.5, 100, 6, true},
@@ -76,12 +82,12 @@ func TestLinkUse(t *testing.T) {
 		}()...), 60, 20, 0, false},
 		{"the last reading older than the max age", steady(0, 11, 100*mb, 0), 10 + 61, -1, 0, false},
 		{"the last reading as old as the max age", steady(0, 11, 100*mb, 0), 10 + 60, 100, 11, false},
-		{"a window's silence starts afresh", append(steady(0, 3, 100*mb, 0), answerOf{40, 40, 2*100*mb + 10*mb, 0, linkValid}, answerOf{41, 41, 2*100*mb + 20*mb, 0, linkValid}), 41, 10, 2, false},
+		{"a window's silence starts afresh", append(steady(0, 3, 100*mb, 0), answerOf{40, 40, 2*100*mb + 10*mb, 0, wire.LinkValid}, answerOf{41, 41, 2*100*mb + 20*mb, 0, wire.LinkValid}), 41, 10, 2, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var tg target
 			for _, a := range tc.answers {
-				r := linkReading{RxBytes: a.rx, TxBytes: a.tx, At: secs(agent0, a.agentSec), Flags: a.flags}
+				r := wire.LinkReading{RxBytes: a.rx, TxBytes: a.tx, At: secs(agent0, a.agentSec), Flags: a.flags}
 				tg.addLink(r, r.At, secs(prober0, a.proberSec), window)
 			}
 			got, ok := linkUse(tg.link, secs(prober0, tc.now), maxAge)
@@ -117,7 +123,7 @@ func TestLinkReadingsBounded(t *testing.T) {
 	var tg target
 	for i := range 600 {
 		at := secs(agent0, float64(i))
-		r := linkReading{RxBytes: uint64(i) * 1000, At: at, Flags: linkValid}
+		r := wire.LinkReading{RxBytes: uint64(i) * 1000, At: at, Flags: wire.LinkValid}
 		// Sent 400 ms after it was read, received 1 ms later.
 		tg.addLink(r, at.Add(400*time.Millisecond), secs(prober0, float64(i)+0.401), window)
 	}
@@ -142,11 +148,26 @@ func TestLinkReadingsBounded(t *testing.T) {
 // 12.5 MB/s (100 Mbit/s) and sending 1 MB/s would, and checks the prober
 // serves the node's link use as 100 Mbit/s.
 func TestProberServesLinkUse(t *testing.T) {
-	fs := newFakeSysfs(t, "eth0")
+	root := t.TempDir()
+	dir := filepath.Join(root, "class", "net", "eth0", "statistics")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	start := time.Now()
 	advance := func() {
 		s := time.Since(start).Seconds()
-		fs.setCounts(t, 1<<40+uint64(s*12.5e6), uint64(s*1e6))
+		for name, v := range map[string]uint64{"rx_bytes": 1<<40 + uint64(s*12.5e6), "tx_bytes": uint64(s * 1e6)} {
+			// Written whole and renamed: the agent never reads half a number.
+			path := filepath.Join(dir, name)
+			if err := os.WriteFile(path+".new", []byte(strconv.FormatUint(v, 10)+"\n"), 0o644); err != nil {
+				t.Error(err)
+				return
+			}
+			if err := os.Rename(path+".new", path); err != nil {
+				t.Error(err)
+				return
+			}
+		}
 	}
 	advance()
 	stop, stopped := make(chan struct{}), make(chan struct{})
@@ -166,8 +187,8 @@ func TestProberServesLinkUse(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	addr := startAgent(t, ctx, "n1", nil, func(a *Agent) {
-		if err := a.ReadLinkCounters(fs.root, "eth0"); err != nil {
+	addr := startAgent(t, ctx, "n1", nil, func(a *agent.Agent) {
+		if err := a.ReadLinkCounters(root, "eth0"); err != nil {
 			t.Fatal(err)
 		}
 	})

@@ -1,3 +1,8 @@
+// Package probe is the prober: it measures each node's network from the
+// simulator through the agents on every node (package agent), in the
+// protocol of package wire, within a byte budget, and turns the answers
+// into latency, packet loss and bandwidth per node, each with how many
+// samples are behind it, an interval and its age.
 package probe
 
 import (
@@ -6,7 +11,6 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,6 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/klog/v2"
+
+	"kns3.dev/kns3/simulator/probe/wire"
 )
 
 // helloTick is how often agents are asked for their node: once a second
@@ -52,13 +58,29 @@ type Prober struct {
 		addr netip.AddrPort
 		id   uint64
 	}
-	reports chan trainCount
+	reports chan wire.TrainCount
 	// rediscover asks for the agents again before the window is out: a
 	// target fell silent, so its agent may have moved.
 	rediscover chan struct{}
 	// echoRate is the echo rate in force, per second, all nodes together.
 	echoRate float64
 	budget   *bucket
+
+	// coords are the nodes' network coordinates; requests the samples and
+	// pairs requests awaiting answers, by id; peerNames maps PeerHash to
+	// the named nodes, nil when a name changed since (collect.go).
+	coords    *coordinates
+	requests  map[uint64]pendingRequest
+	peerNames map[uint32]string
+	// interest are the nodes of interest, until when; plan the peers each
+	// measuring node measures, chosen at pairsChosen; pairs what was
+	// measured of each pair; pairsSent when each measuring node's list was
+	// last renewed (pairs.go).
+	interest    map[string]time.Time
+	plan        map[string][]string
+	pairs       map[pairKey]*pairState
+	pairsChosen time.Time
+	pairsSent   map[string]time.Time
 
 	snapMu sync.RWMutex
 	snap   Snapshot
@@ -115,6 +137,10 @@ type target struct {
 	// link are the node link's counter readings of the last window,
 	// oldest first (addLink).
 	link []linkSample
+	// collectedAt is when the agent's samples were last asked for, and
+	// epoch and cursor where its last answer left off (collect.go).
+	collectedAt   time.Time
+	epoch, cursor uint64
 }
 
 type echo struct {
@@ -130,6 +156,9 @@ type counters struct {
 	echoesLate               atomic.Int64
 	bytesSent, bytesReceived atomic.Int64
 	refused                  atomic.Int64
+	// samples are the agents' round trips to each other the coordinates
+	// took; samplesPassed those lost, or naming no one node.
+	samples, samplesPassed atomic.Int64
 }
 
 // NewProber returns a prober with cfg's defaults filled in, sending from
@@ -143,16 +172,18 @@ func NewProber(cfg Config) (*Prober, error) {
 	if err != nil {
 		return nil, fmt.Errorf("probing: %w", err)
 	}
-	_ = conn.SetReadBuffer(socketBuffer)
+	_ = conn.SetReadBuffer(wire.SocketBuffer)
 	// A whole train must fit in the send buffer: a sender that blocks
 	// until the link drains sends at the link's pace, and its train would
 	// read as a lower bound instead of the link's rate.
-	_ = conn.SetWriteBuffer(socketBuffer)
+	_ = conn.SetWriteBuffer(wire.SocketBuffer)
 	p := &Prober{
-		cfg: cfg, conn: conn, now: time.Now, stamped: enableTimestamps(conn) == nil,
+		cfg: cfg, conn: conn, now: time.Now, stamped: wire.EnableTimestamps(conn) == nil,
 		budget:  newBucket(cfg.BudgetBytesPerSecond, trainWireBytes(cfg.TrainPackets), time.Now()),
 		targets: map[netip.AddrPort]*target{}, pending: map[uint64]pendingEcho{}, lost: map[uint64]lostEcho{},
-		reports: make(chan trainCount, 4), rediscover: make(chan struct{}, 1),
+		coords: newCoordinates(), requests: map[uint64]pendingRequest{},
+		interest: map[string]time.Time{}, pairs: map[pairKey]*pairState{}, pairsSent: map[string]time.Time{},
+		reports: make(chan wire.TrainCount, 4), rediscover: make(chan struct{}, 1),
 	}
 	p.known.Store(&map[netip.AddrPort]struct{}{})
 	return p, nil
@@ -169,86 +200,12 @@ func (p *Prober) Run(ctx context.Context) {
 	go wait.UntilWithContext(ctx, p.hello, helloTick)
 	go wait.UntilWithContext(ctx, func(context.Context) { p.summarise() }, time.Second)
 	go p.trains(ctx)
+	go p.collect(ctx)
 	p.echoes(ctx)
 }
 
-// minRediscovery is the least time between two discoveries.
-const minRediscovery = time.Second
-
-// discoverLoop finds the agents once a window, and again soon after a
-// target falls silent.
-func (p *Prober) discoverLoop(ctx context.Context) {
-	tick := time.NewTicker(p.cfg.Window)
-	defer tick.Stop()
-	for {
-		p.discover(ctx)
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(minRediscovery):
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		case <-p.rediscover:
-		}
-	}
-}
-
-// discover replaces the targets by the agents found now, keeping what was
-// measured of those still there.
-func (p *Prober) discover(ctx context.Context) {
-	logger := klog.FromContext(ctx)
-	addrs, err := p.cfg.Agents(ctx)
-	if err != nil {
-		logger.Error(err, "Finding the probe agents failed; probing the ones found before")
-		return
-	}
-	found := map[netip.AddrPort]bool{}
-	for _, a := range addrs {
-		ap, err := netip.ParseAddrPort(a)
-		if err != nil {
-			logger.Error(err, "Skipping a probe agent's address", "address", a)
-			continue
-		}
-		found[netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())] = true
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	added, removed := 0, 0
-	for ap := range found {
-		if _, ok := p.targets[ap]; !ok {
-			p.targets[ap] = &target{addr: ap}
-			added++
-		}
-	}
-	for ap, t := range p.targets {
-		if !found[ap] {
-			delete(p.targets, ap)
-			for key, pe := range p.pending {
-				if pe.t == t {
-					delete(p.pending, key)
-				}
-			}
-			removed++
-		}
-	}
-	p.order = p.order[:0]
-	known := make(map[netip.AddrPort]struct{}, len(p.targets))
-	for ap, t := range p.targets {
-		p.order = append(p.order, t)
-		known[ap] = struct{}{}
-	}
-	p.known.Store(&known)
-	slices.SortFunc(p.order, func(a, b *target) int { return a.addr.Compare(b.addr) })
-	if added+removed > 0 {
-		logger.Info("Probe agents changed", "agents", len(p.targets), "added", added, "removed", removed)
-	}
-}
-
 // helloWireBytes is what one hello costs on the wire, request and answer.
-const helloWireBytes = 2 * (HelloSize + wireOverhead)
+const helloWireBytes = 2 * (wire.HelloSize + wire.Overhead)
 
 // hello asks the agents not yet named for their node, once a second each,
 // as far as the budget allows.
@@ -262,24 +219,24 @@ func (p *Prober) hello(context.Context) {
 		}
 	}
 	p.mu.Unlock()
-	buf := make([]byte, HelloSize)
+	buf := make([]byte, wire.HelloSize)
 	for _, t := range due {
 		if !p.budget.trySpend(now, helloWireBytes) {
 			return
 		}
-		id := helloID()
+		id := wire.NewID()
 		p.mu.Lock()
 		t.helloSent, t.helloID = now, id
 		p.mu.Unlock()
-		p.send(encodeHello(buf, id, "", now), t.addr)
+		p.send(wire.EncodeHello(buf, id, "", now), t.addr)
 	}
 }
 
 // send signs b and sends it to to.
 func (p *Prober) send(b []byte, to netip.AddrPort) {
-	p.cfg.Key.sign(b)
+	p.cfg.Key.Sign(b)
 	if _, err := p.conn.WriteToUDPAddrPort(b, to); err == nil {
-		p.stats.bytesSent.Add(int64(len(b) + wireOverhead))
+		p.stats.bytesSent.Add(int64(len(b) + wire.Overhead))
 	}
 }
 
@@ -298,13 +255,13 @@ func (p *Prober) read(ctx context.Context) {
 		}
 		at := time.Time{}
 		if p.stamped {
-			at = receiveTime(oob[:oobn])
+			at = wire.ReceiveTime(oob[:oobn])
 		}
 		if at.IsZero() {
 			at = p.now()
 		}
 		from = netip.AddrPortFrom(from.Addr().Unmap(), from.Port())
-		p.stats.bytesReceived.Add(int64(n + wireOverhead))
+		p.stats.bytesReceived.Add(int64(n + wire.Overhead))
 		if !p.dispatch(logger, buf[:n], from, at) {
 			p.stats.refused.Add(1)
 		}
@@ -316,28 +273,32 @@ func (p *Prober) read(ctx context.Context) {
 // it probes, or cannot be authenticated, is refused before it takes any
 // lock.
 func (p *Prober) dispatch(logger klog.Logger, b []byte, from netip.AddrPort, at time.Time) bool {
-	t, err := header(b)
-	if err != nil || t&answerBit == 0 {
+	t, err := wire.Header(b)
+	if err != nil || t&wire.AnswerBit == 0 {
 		return false
 	}
-	if _, ok := (*p.known.Load())[from]; !ok || !p.cfg.Key.verify(b) {
+	if _, ok := (*p.known.Load())[from]; !ok || !p.cfg.Key.Verify(b) {
 		return false
 	}
-	switch t &^ answerBit {
-	case typeHello:
-		id, node, _, err := decodeHello(b)
+	switch t &^ wire.AnswerBit {
+	case wire.TypeHello:
+		id, node, _, err := wire.DecodeHello(b)
 		if err != nil || id == 0 {
 			return false
 		}
 		return p.named(logger, from, id, node)
-	case typeEcho:
-		key, _, stamps, err := decodeEcho(b)
+	case wire.TypeEcho:
+		key, _, stamps, err := wire.DecodeEcho(b)
 		if err != nil {
 			return false
 		}
 		return p.answered(key, at, from, stamps)
-	case typeReport:
-		id, c, _, err := decodeReport(b)
+	case wire.TypeSamples:
+		return p.samplesAnswered(b, from, at)
+	case wire.TypePairs:
+		return p.pairsAnswered(b, from, at)
+	case wire.TypeReport:
+		id, c, _, err := wire.DecodeReport(b)
 		if err != nil {
 			return false
 		}
@@ -371,14 +332,19 @@ func (p *Prober) named(logger klog.Logger, from netip.AddrPort, id uint64, node 
 		return false
 	}
 	tg.helloID = 0
-	*tg = target{addr: tg.addr, node: node, nodeHash: nodeHash(node), helloSent: tg.helloSent}
+	was := tg.node
+	*tg = target{addr: tg.addr, node: node, nodeHash: wire.NodeHash(node), helloSent: tg.helloSent}
+	if was != node {
+		p.forgetNodeLocked(was)
+	}
+	p.peerNames = nil
 	return true
 }
 
 // answered resolves the echo of key, if it is pending and the answer came
 // from where it went. The round trip is from sending to the kernel's
 // receipt of the answer, less the time the echo waited in the agent.
-func (p *Prober) answered(key uint64, at time.Time, from netip.AddrPort, stamps echoStamps) bool {
+func (p *Prober) answered(key uint64, at time.Time, from netip.AddrPort, stamps wire.EchoStamps) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	pe, ok := p.pending[key]
@@ -395,11 +361,13 @@ func (p *Prober) answered(key uint64, at time.Time, from netip.AddrPort, stamps 
 		// address reused): what it measured so far is not this node's, and
 		// the name is asked again.
 		klog.Background().Info("A probe agent's address answers for another node; asking its name again", "address", from, "was", t.node)
+		was := t.node
 		*t = target{addr: t.addr}
+		p.forgetNodeLocked(was)
 		return true
 	}
 	rtt := networkRTT(pe.sent, at, stamps)
-	t.noteResidence(at, stamps.residence(), p.cfg.Window)
+	t.noteResidence(at, stamps.Residence(), p.cfg.Window)
 	t.echoes = append(t.echoes, echo{sent: pe.sent, rtt: min(rtt, p.cfg.Timeout)})
 	t.lastAnswer, t.lostRun, t.silent = at, 0, false
 	t.addLink(stamps.Link, stamps.Sent, at, p.cfg.Window)

@@ -12,6 +12,10 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/klog/v2"
+
+	"kns3.dev/kns3/simulator/probe/agent"
+	"kns3.dev/kns3/simulator/probe/wire"
 )
 
 // lossyConn drops a share of the datagrams it reads, as a lossy link into
@@ -36,7 +40,7 @@ func (c *lossyConn) ReadFrom(b []byte) (int, net.Addr, error) {
 }
 
 // listenPair opens a request socket on loopback and the train socket on
-// the port after it, as Listen does, without kernel timestamps.
+// the port after it, as agent.Listen does, without kernel timestamps.
 func listenPair(t testing.TB) (conn, trains *net.UDPConn) {
 	t.Helper()
 	conn, trains, err := listenPairOf()
@@ -46,9 +50,10 @@ func listenPair(t testing.TB) (conn, trains *net.UDPConn) {
 	return conn, trains
 }
 
-// startAgent serves an agent for node on loopback ports; wrap, when not
-// nil, wraps its request connection.
-func startAgent(t *testing.T, ctx context.Context, node string, wrap func(net.PacketConn) net.PacketConn, setup func(*Agent)) string {
+// startAgent serves an agent for node on loopback ports until ctx ends,
+// with opts; wrap, when not nil, wraps its request connection, and
+// setup, when not nil, sets it up before it serves.
+func startAgent(t *testing.T, ctx context.Context, node string, wrap func(net.PacketConn) net.PacketConn, setup func(*agent.Agent), opts ...agent.Option) string {
 	t.Helper()
 	udp, trains := listenPair(t)
 	addr := udp.LocalAddr().String()
@@ -56,8 +61,7 @@ func startAgent(t *testing.T, ctx context.Context, node string, wrap func(net.Pa
 	if wrap != nil {
 		conn = wrap(conn)
 	}
-	a := NewAgent(node, conn, testKey)
-	a.trainConn = trains
+	a := agent.NewAgent(node, conn, testKey, append([]agent.Option{agent.WithTrainConn(trains)}, opts...)...)
 	if setup != nil {
 		setup(a)
 	}
@@ -76,23 +80,21 @@ func TestProberMeasures(t *testing.T) {
 	lossy := startAgent(t, ctx, "lossy", func(c net.PacketConn) net.PacketConn {
 		return &lossyConn{PacketConn: c, rand: rand.New(rand.NewPCG(1, 2)), loss: loss}
 	}, nil)
-	slow := startAgent(t, ctx, "slow", nil, func(a *Agent) {
-		// The agent reads its clock from its echo and train goroutines.
-		// Each reading is at least a packet's time at 20 Mbit/s after the
-		// last, and never behind the real clock, which the requests' times
-		// are checked against.
-		var mu sync.Mutex
-		var clock time.Time
-		perPacket := time.Duration(TrainPacketSize * 8 / (rateMbps * 1e6) * float64(time.Second))
-		a.now = func() time.Time {
-			mu.Lock()
-			defer mu.Unlock()
-			clock = latest(clock.Add(perPacket), time.Now())
-			return clock
-		}
-	})
+	// The agent reads its clock from its echo and train goroutines. Each
+	// reading is at least a packet's time at 20 Mbit/s after the last, and
+	// never behind the real clock, which the requests' times are checked
+	// against.
+	var mu sync.Mutex
+	var clock time.Time
+	perPacket := time.Duration(wire.TrainPacketSize * 8 / (rateMbps * 1e6) * float64(time.Second))
+	slow := startAgent(t, ctx, "slow", nil, nil, agent.WithClock(func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		clock = latest(clock.Add(perPacket), time.Now())
+		return clock
+	}))
 	// Stamped by its kernel, as a deployed agent is.
-	fineAgent, err := Listen("127.0.0.1:0", "fine", testKey)
+	fineAgent, err := agent.Listen("127.0.0.1:0", "fine", testKey)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +232,7 @@ func TestLateAnswerIsNotLoss(t *testing.T) {
 	const timeout = 200 * time.Millisecond
 	addr := startAgent(t, ctx, "busy", func(c net.PacketConn) net.PacketConn {
 		udp := c.(*net.UDPConn)
-		if err := enableTimestamps(udp); err != nil {
+		if err := wire.EnableTimestamps(udp); err != nil {
 			t.Skipf("no kernel receive times here (%v): the agent could not tell how long an echo waited in its socket", err)
 		}
 		return &drainingConn{UDPConn: udp, gap: 40 * time.Millisecond, starved: 3 * timeout, period: 8 * timeout, start: time.Now()}
@@ -371,47 +373,78 @@ type forgingConn struct {
 }
 
 func (c *forgingConn) WriteTo(b []byte, to net.Addr) (int, error) {
-	if t, err := header(b); err == nil && t&^answerBit == c.kind {
+	if t, err := wire.Header(b); err == nil && t&^wire.AnswerBit == c.kind {
 		b = append([]byte{}, b...)
-		b[13]++ // the key's or id's last byte
+		b[wire.IDAt+7]++ // the key's or id's last byte
 	}
 	return c.PacketConn.WriteTo(b, to)
 }
 
 // TestProberIgnoresForgedAnswers checks only an answer carrying the
 // request's unguessable key counts: echoes answered with another key are
-// lost, and a hello answered with another id names no node.
+// lost, and a hello answered with another id names no node. It waits for
+// the forged answers to have been refused, not for time to pass.
 func TestProberIgnoresForgedAnswers(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	echoes := startAgent(t, ctx, "forged-echoes", func(c net.PacketConn) net.PacketConn { return &forgingConn{c, typeEcho} }, nil)
-	hellos := startAgent(t, ctx, "forged-hellos", func(c net.PacketConn) net.PacketConn { return &forgingConn{c, typeHello} }, nil)
+	echoes := startAgent(t, ctx, "forged-echoes", func(c net.PacketConn) net.PacketConn { return &forgingConn{c, wire.TypeEcho} }, nil)
+	hellos := startAgent(t, ctx, "forged-hellos", func(c net.PacketConn) net.PacketConn { return &forgingConn{c, wire.TypeHello} }, nil)
 	honest := startAgent(t, ctx, "honest", nil, nil)
 	p, err := NewProber(Config{Key: testKey, Agents: StaticAgents([]string{echoes, hellos, honest}), Window: time.Second, Timeout: 200 * time.Millisecond, EchoesPerNodePerSecond: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The forged echoes' agent is named by its honest hello answer; its
+	// echo answers all carry another key. Once it has gone silent, every
+	// echo it was sent is decided, and no answer counted.
+	forgedEchoes := netip.MustParseAddrPort(echoes)
 	go p.Run(ctx)
-	var snap Snapshot
-	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 10*time.Second, false, func(context.Context) (bool, error) {
-		snap = p.Snapshot()
-		return snap.Nodes["honest"].Echoes > 50, nil
-	}); err != nil {
-		t.Fatalf("not measured: %+v", snap.Nodes)
+	waitFor(t, 10*time.Second, "the forged echoes refused until their agent counts as silent", func() bool {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		tg := p.targets[forgedEchoes]
+		return tg != nil && tg.silent && p.stats.refused.Load() >= silentEchoes
+	})
+	waitFor(t, 10*time.Second, "honest measured", func() bool { return p.Snapshot().Nodes["honest"].Echoes > 50 })
+	p.mu.Lock()
+	tg := p.targets[forgedEchoes]
+	answered := !tg.lastAnswer.IsZero()
+	for _, e := range tg.echoes {
+		answered = answered || !e.lost
 	}
-	// An agent whose every answer carries another key answers nothing:
-	// its node is lossy or, once the run is long, unknown; never better.
-	for range 30 {
-		snap = p.Snapshot()
-		if m, ok := snap.Nodes["forged-echoes"]; ok && (m.PacketLoss.Value != 1 || m.LatencyMs != nil) {
-			t.Fatalf("echoes answered with other keys: %+v, want all lost", m)
-		}
-		time.Sleep(100 * time.Millisecond)
+	p.mu.Unlock()
+	if answered {
+		t.Error("an echo answered with another key was counted as answered")
 	}
-	if got := snap.Nodes["honest"].PacketLoss.Value; got != 0 {
+	if got := p.Snapshot().Nodes["honest"].PacketLoss.Value; got != 0 {
 		t.Errorf("honest agent: loss %v, want 0", got)
 	}
-	if _, ok := snap.Nodes["forged-hellos"]; ok {
-		t.Error("a hello answered with another id named a node")
+	// A hello answered with another id than the one in flight: by hand,
+	// from the agent's address, as its forgingConn would send it.
+	forgedHellos := netip.MustParseAddrPort(hellos)
+	p.mu.Lock()
+	ht := p.targets[forgedHellos]
+	ht.helloID = 41
+	p.mu.Unlock()
+	ans := wire.EncodeHello(make([]byte, wire.HelloSize), 42, "forged-hellos", time.Now())
+	if p.dispatch(klog.Background(), testKey.Sign(ans), forgedHellos, time.Now()) {
+		t.Error("a hello answer with another id than the one in flight was taken")
 	}
+	p.mu.Lock()
+	named := ht.node
+	p.mu.Unlock()
+	if named != "" {
+		t.Errorf("a hello answered with another id named the node %q", named)
+	}
+}
+
+// testKey is the probe key every test's prober and agents share.
+var testKey = mustKey("kns-3 tests' probe key, 32 bytes")
+
+func mustKey(secret string) *wire.Key {
+	k, err := wire.NewKey([]byte(secret))
+	if err != nil {
+		panic(err)
+	}
+	return k
 }

@@ -6,13 +6,15 @@ import (
 	"math/rand/v2"
 	"net/netip"
 	"time"
+
+	"kns3.dev/kns3/simulator/probe/wire"
 )
 
 // echoTick is how often the echo loop sends its share of echoes.
 const echoTick = 10 * time.Millisecond
 
 // echoWireBytes is what one echo costs on the wire, request and answer.
-const echoWireBytes = 2 * (EchoSize + wireOverhead)
+const echoWireBytes = 2 * (wire.EchoSize + wire.Overhead)
 
 // EchoRate is the echo rate for n nodes within cfg's budget, per second,
 // all nodes together: cfg's rate per node, unless echoes would take more
@@ -24,17 +26,18 @@ func EchoRate(cfg Config, n int) float64 {
 // trainWireBytes is what one train costs on the wire: its packets and a
 // few reports.
 func trainWireBytes(packets int) float64 {
-	return float64(packets*(TrainPacketSize+wireOverhead) + 2*maxReportTries*(ReportSize+wireOverhead))
+	return float64(packets*(wire.TrainPacketSize+wire.Overhead) + 2*maxReportTries*(wire.ReportSize+wire.Overhead))
 }
 
 // TrainCycle is how long the budget takes to send each of n nodes one
-// train, after echoes: at scale, trains are rarer than windows. Hellos go
-// only to agents not yet named, once, and are left out.
+// train, after echoes and collecting samples: at scale, trains are rarer
+// than windows. Hellos go only to agents not yet named, once, and pairs
+// only where the scheduler asks for them: both are left out.
 func TrainCycle(cfg Config, n int) time.Duration {
 	if n == 0 {
 		return 0
 	}
-	left := cfg.BudgetBytesPerSecond - EchoRate(cfg, n)*echoWireBytes
+	left := cfg.BudgetBytesPerSecond - EchoRate(cfg, n)*echoWireBytes - CollectCost(cfg, n, CollectEvery(cfg, n))
 	perWindow := float64(n) * trainsPerWindow * trainWireBytes(cfg.TrainPackets) / cfg.Window.Seconds()
 	rate := math.Min(left, perWindow)
 	if rate <= 0 {
@@ -55,7 +58,7 @@ const silentEchoes = 16
 func (p *Prober) echoes(ctx context.Context) {
 	tick := time.NewTicker(echoTick)
 	defer tick.Stop()
-	buf := make([]byte, EchoSize)
+	buf := make([]byte, wire.EchoSize)
 	var credit float64
 	next := 0
 	var batch []*target
@@ -69,12 +72,7 @@ func (p *Prober) echoes(ctx context.Context) {
 		now := p.now()
 		p.mu.Lock()
 		p.expire(now)
-		named := 0
-		for _, t := range p.order {
-			if t.node != "" {
-				named++
-			}
-		}
+		named := p.namedLocked()
 		p.echoRate = EchoRate(p.cfg, named)
 		credit = math.Min(credit+p.echoRate*echoTick.Seconds(), p.echoRate)
 		batch, keys = batch[:0], keys[:0]
@@ -95,7 +93,7 @@ func (p *Prober) echoes(ctx context.Context) {
 			p.mu.Lock()
 			p.pending[keys[i]] = pendingEcho{t: t, sent: p.now(), toSilent: t.silent}
 			p.mu.Unlock()
-			p.send(encodeEcho(buf, keys[i], now), t.addr)
+			p.send(wire.EncodeEcho(buf, keys[i], now), t.addr)
 		}
 		p.stats.echoesSent.Add(int64(len(batch)))
 	}
@@ -204,11 +202,6 @@ type trainSample struct {
 // short: echoes spend it too, so the wait it names is often not enough.
 const minTrainWait = 5 * time.Millisecond
 
-// dispersed is the share of its sending rate below which a train is
-// taken to have been slowed by the link: above it, the link carried the
-// train as fast as it was sent, and its rate is a lower bound.
-const dispersed = 0.8
-
 // trains measures bandwidth: one train at a time, to the named agent whose
 // last train is oldest, at most trainsPerWindow per window per agent, with
 // what the budget leaves after echoes and hellos.
@@ -253,7 +246,7 @@ func (p *Prober) trains(ctx context.Context) {
 			continue
 		}
 		// Unguessable, so nothing but the agent can report on the train.
-		id := helloID()
+		id := wire.NewID()
 		p.mu.Lock()
 		pick.trainTried = now
 		addr, node := pick.addr, pick.node
@@ -291,13 +284,13 @@ func (p *Prober) train(ctx context.Context, addr netip.AddrPort, id uint64) (tra
 	}
 	sentFirst, sentLast, sent := p.sendTrain(addr, id)
 	p.stats.trains.Add(1)
-	var got trainCount
+	var got wire.TrainCount
 	seen := false
-	buf := make([]byte, ReportSize)
+	buf := make([]byte, wire.ReportSize)
 	for range maxReportTries {
-		p.send(encodeReport(buf, id, nil, p.now()), addr)
+		p.send(wire.EncodeReport(buf, id, nil, p.now()), addr)
 		timer := time.NewTimer(p.cfg.Timeout / 4)
-		var ans *trainCount
+		var ans *wire.TrainCount
 		select {
 		case <-ctx.Done():
 			timer.Stop()
@@ -311,7 +304,7 @@ func (p *Prober) train(ctx context.Context, addr netip.AddrPort, id uint64) (tra
 			continue
 		}
 		// More than was sent: not this train's count.
-		if int(ans.Packets) > sent || ans.Bytes != uint64(ans.Packets)*TrainPacketSize || ans.Last.Before(ans.First) {
+		if !wire.TrainHeld(*ans, sent) {
 			return trainSample{}, false
 		}
 		// Settled: nothing arrived since the last report.
@@ -324,19 +317,10 @@ func (p *Prober) train(ctx context.Context, addr netip.AddrPort, id uint64) (tra
 		}
 		time.Sleep(p.cfg.Timeout / 10)
 	}
-	recv, ok := got.Mbps()
+	mbps, atLeast, ok := wire.TrainRate(got, sentFirst, sentLast, sent)
 	if !ok {
 		return trainSample{}, false
 	}
-	s := trainSample{at: p.now(), mbps: recv}
-	// The rate the train was handed to the network at: it cannot have
-	// arrived faster.
-	if span := sentLast.Sub(sentFirst); span > 0 && sent > 1 {
-		sentMbps := float64(sent-1) * TrainPacketSize * 8 / span.Seconds() / 1e6
-		s.mbps = math.Min(recv, sentMbps)
-		s.atLeast = recv >= dispersed*sentMbps
-	} else {
-		s.atLeast = true
-	}
+	s := trainSample{at: p.now(), mbps: mbps, atLeast: atLeast}
 	return s, true
 }

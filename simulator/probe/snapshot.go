@@ -68,6 +68,12 @@ type Snapshot struct {
 	OldestEcho, OldestBandwidth time.Duration
 	// BandwidthMaxAge is the age past which a bandwidth is not served.
 	BandwidthMaxAge time.Duration
+	// Coordinates are the named nodes' network coordinates, those that
+	// samples updated (coords.go).
+	Coordinates map[string]NodeCoordinate
+	// Pairs are the pairs measured directly within the window, sorted by
+	// From then To (pairs.go).
+	Pairs []PairMetrics
 }
 
 // Snapshot returns the latest summary.
@@ -78,7 +84,7 @@ func (p *Prober) Snapshot() Snapshot {
 }
 
 // summarise computes the snapshot from the window's echoes and the fresh
-// trains.
+// trains, one metric at a time.
 func (p *Prober) summarise() {
 	now := p.now()
 	// Loss is judged on the window's echoes sent before decided: each of
@@ -88,46 +94,16 @@ func (p *Prober) summarise() {
 	from := decided.Add(-p.cfg.Window)
 	snap := Snapshot{At: now, Window: p.cfg.Window, Nodes: map[string]Metrics{}}
 	newest := map[string]time.Time{} // the last answer behind the node's entry
-	var rtts []float64
 	p.mu.Lock()
 	snap.Agents = len(p.targets)
-	named := 0
-	for _, t := range p.order {
-		if t.node != "" {
-			named++
-		}
-	}
-	snap.BandwidthMaxAge = max(p.cfg.BandwidthMaxAge, 2*TrainCycle(p.cfg, named))
+	snap.BandwidthMaxAge = max(p.cfg.BandwidthMaxAge, 2*TrainCycle(p.cfg, p.namedLocked()))
 	for _, t := range p.order {
 		if t.node == "" {
 			continue
 		}
-		// Forget what the window has left behind.
-		i := 0
-		for i < len(t.echoes) && t.echoes[i].sent.Before(from) {
-			i++
-		}
-		t.echoes = append(t.echoes[:0], t.echoes[i:]...)
-		rtts = rtts[:0]
-		judged, lost := 0, 0
-		var last, lastJudged time.Time
-		for _, e := range t.echoes {
-			if e.sent.Before(from) {
-				continue
-			}
-			if !e.sent.After(decided) {
-				judged++
-				lastJudged = latest(lastJudged, e.sent)
-				if e.lost {
-					lost++
-				}
-			}
-			if !e.lost {
-				rtts = append(rtts, float64(e.rtt)/float64(time.Millisecond))
-				last = latest(last, e.sent)
-			}
-		}
-		if judged+len(rtts) == 0 {
+		t.forgetEchoes(from)
+		m, last, ok := echoMetrics(t.echoes, decided)
+		if !ok {
 			continue
 		}
 		// Two agents answering for one node (a pod being replaced): the
@@ -136,17 +112,6 @@ func (p *Prober) summarise() {
 			continue
 		}
 		newest[t.node] = last
-		m := Metrics{Echoes: judged}
-		if judged > 0 {
-			lo, hi := wilson(lost, judged, z95)
-			m.PacketLoss = &Estimate{Value: float64(lost) / float64(judged), Low: lo, High: hi, Samples: judged, At: lastJudged}
-		}
-		if len(rtts) > 0 {
-			slices.Sort(rtts)
-			med, lo, hi := medianInterval(rtts, z95)
-			res := math.Max(latencyResolutionMs, latencyResolution*med)
-			m.LatencyMs = &Estimate{Value: med, Low: math.Max(0, math.Min(lo, med-res)), High: math.Max(hi, med+res), Samples: len(rtts), At: last}
-		}
 		if e, ok := bandwidth(t.trains, now, p.cfg.Window, snap.BandwidthMaxAge); ok {
 			m.BandwidthMbps = &e
 			snap.OldestBandwidth = max(snap.OldestBandwidth, now.Sub(e.At))
@@ -159,12 +124,104 @@ func (p *Prober) summarise() {
 		}
 		snap.Nodes[t.node] = m
 	}
+	snap.Coordinates = p.coordinatesLocked()
+	snap.Pairs = p.summarisePairsLocked(now, snap.BandwidthMaxAge)
 	p.mu.Unlock()
 	p.logLate(now)
 	p.snapMu.Lock()
 	snap.Seq = p.snap.Seq + 1
 	p.snap = snap
 	p.snapMu.Unlock()
+}
+
+// coordinatesLocked are the named nodes' coordinates. Called with p.mu
+// held.
+func (p *Prober) coordinatesLocked() map[string]NodeCoordinate {
+	all := p.coords.snapshot()
+	out := make(map[string]NodeCoordinate, len(all))
+	for _, t := range p.order {
+		if c, ok := all[t.node]; ok && t.node != "" {
+			out[t.node] = c
+		}
+	}
+	return out
+}
+
+// namedLocked is how many targets are named. Called with p.mu held.
+func (p *Prober) namedLocked() int {
+	named := 0
+	for _, t := range p.order {
+		if t.node != "" {
+			named++
+		}
+	}
+	return named
+}
+
+// forgetEchoes drops the echoes sent before from: the window has left
+// them behind.
+func (t *target) forgetEchoes(from time.Time) {
+	i := 0
+	for i < len(t.echoes) && t.echoes[i].sent.Before(from) {
+		i++
+	}
+	t.echoes = append(t.echoes[:0], t.echoes[i:]...)
+}
+
+// echoMetrics summarises a window's echoes, oldest first: their loss over
+// those sent by decided, and their latency. last is when the newest
+// answered echo was sent; ok is false when there is nothing to summarise.
+func echoMetrics(echoes []echo, decided time.Time) (m Metrics, last time.Time, ok bool) {
+	loss, judged := packetLoss(echoes, decided)
+	latency, last := latencyOf(echoes)
+	if judged == 0 && latency == nil {
+		return Metrics{}, time.Time{}, false
+	}
+	return Metrics{Echoes: judged, PacketLoss: loss, LatencyMs: latency}, last, true
+}
+
+// packetLoss is the share of the echoes sent by decided that were lost,
+// with its Wilson interval, and how many those are; nil when none are.
+func packetLoss(echoes []echo, decided time.Time) (*Estimate, int) {
+	judged, lost := 0, 0
+	var lastJudged time.Time
+	for _, e := range echoes {
+		if e.sent.After(decided) {
+			continue
+		}
+		judged++
+		lastJudged = latest(lastJudged, e.sent)
+		if e.lost {
+			lost++
+		}
+	}
+	if judged == 0 {
+		return nil, 0
+	}
+	lo, hi := wilson(lost, judged, z95)
+	return &Estimate{Value: float64(lost) / float64(judged), Low: lo, High: hi, Samples: judged, At: lastJudged}, judged
+}
+
+// latencyOf is the median round trip of the answered echoes, in ms, with
+// the order statistics that bound it, never narrower than what one
+// sample resolves; and when the newest of them was sent. Nil when none
+// was answered.
+func latencyOf(echoes []echo) (*Estimate, time.Time) {
+	var rtts []float64
+	var last time.Time
+	for _, e := range echoes {
+		if !e.lost {
+			rtts = append(rtts, float64(e.rtt)/float64(time.Millisecond))
+			last = latest(last, e.sent)
+		}
+	}
+	if len(rtts) == 0 {
+		return nil, time.Time{}
+	}
+	slices.Sort(rtts)
+	med, lo, hi := medianInterval(rtts, z95)
+	res := math.Max(latencyResolutionMs, latencyResolution*med)
+	return &Estimate{Value: med, Low: math.Max(0, math.Min(lo, med-res)), High: math.Max(hi, med+res), Samples: len(rtts), At: last}, last
 }
 
 // logLate says, at most once a window, how many echoes came back after
@@ -271,6 +328,9 @@ type Cost struct {
 	// Refused counts datagrams the prober received and threw away: not an
 	// answer to anything it asked.
 	Refused int64
+	// Samples counts the agents' round trips to each other that moved a
+	// coordinate; SamplesPassed those lost, or naming no one node.
+	Samples, SamplesPassed int64
 }
 
 // Cost returns the counters since the prober started.
@@ -280,6 +340,7 @@ func (p *Prober) Cost() Cost {
 		EchoesLate: p.stats.echoesLate.Load(), Trains: p.stats.trains.Load(),
 		BytesSent: p.stats.bytesSent.Load(), BytesReceived: p.stats.bytesReceived.Load(),
 		Refused: p.stats.refused.Load(),
+		Samples: p.stats.samples.Load(), SamplesPassed: p.stats.samplesPassed.Load(),
 	}
 }
 

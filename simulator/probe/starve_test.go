@@ -6,6 +6,9 @@ import (
 	"net"
 	"testing"
 	"time"
+
+	"kns3.dev/kns3/simulator/probe/agent"
+	"kns3.dev/kns3/simulator/probe/wire"
 )
 
 // TestCrowdCannotEvictTheProbersTrains has seventeen ordinary UDP sockets,
@@ -18,8 +21,7 @@ func TestCrowdCannotEvictTheProbersTrains(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	udp, trains := listenPair(t)
-	a := NewAgent("n", udp, testKey)
-	a.trainConn = &lossyConn{PacketConn: trains, rand: rand.New(rand.NewPCG(3, 4)), loss: 0.05}
+	a := agent.NewAgent("n", udp, testKey, agent.WithTrainConn(&lossyConn{PacketConn: trains, rand: rand.New(rand.NewPCG(3, 4)), loss: 0.05}))
 	go a.Serve(ctx)
 	addr := udp.LocalAddr().String()
 	p, err := NewProber(Config{Key: testKey, Agents: StaticAgents([]string{addr}), Window: 2 * time.Second, Timeout: 200 * time.Millisecond})
@@ -30,7 +32,7 @@ func TestCrowdCannotEvictTheProbersTrains(t *testing.T) {
 	go p.read(ctx)
 	p.discover(ctx)
 
-	trainAddr := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: int(TrainPort(uint16(udp.LocalAddr().(*net.UDPAddr).Port)))}
+	trainAddr := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: int(wire.TrainPort(uint16(udp.LocalAddr().(*net.UDPAddr).Port)))}
 	crowd := make([]net.PacketConn, 17)
 	for i := range crowd {
 		c, err := net.ListenPacket("udp", "127.0.0.1:0")
@@ -41,7 +43,7 @@ func TestCrowdCannotEvictTheProbersTrains(t *testing.T) {
 		crowd[i] = c
 	}
 	go func() {
-		pkt := make([]byte, TrainPacketSize)
+		pkt := make([]byte, wire.TrainPacketSize)
 		tick := time.NewTicker(10 * time.Millisecond)
 		defer tick.Stop()
 		for id := uint64(1); ; id++ {
@@ -51,14 +53,14 @@ func TestCrowdCannotEvictTheProbersTrains(t *testing.T) {
 			case <-tick.C:
 			}
 			for _, c := range crowd {
-				_, _ = c.WriteTo(encodeTrain(pkt, id, 0, time.Now()), trainAddr)
+				_, _ = c.WriteTo(wire.EncodeTrain(pkt, id, 0, time.Now()), trainAddr)
 			}
 		}
 	}()
 	target := p.order[0].addr
 	rated := 0
 	for range 10 {
-		if _, ok := p.train(ctx, target, helloID()); ok {
+		if _, ok := p.train(ctx, target, wire.NewID()); ok {
 			rated++
 		}
 	}
@@ -97,7 +99,7 @@ func TestFloodFromTheProbersAddressIsNotLoss(t *testing.T) {
 	floodCtx, stopFlood := context.WithCancel(ctx)
 	defer stopFlood()
 	go func() {
-		echo := encodeEcho(make([]byte, EchoSize), 1, time.Now())
+		echo := wire.EncodeEcho(make([]byte, wire.EchoSize), 1, time.Now())
 		tick := time.NewTicker(10 * time.Millisecond)
 		defer tick.Stop()
 		for {

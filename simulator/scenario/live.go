@@ -17,6 +17,9 @@ type Measured struct {
 	// Known is how many nodes the prober knows, measured or not.
 	Known int
 	Rules livescore.Rules
+	// Pairs, when not nil, is what was measured between nodes: served as
+	// it is, beside the results.
+	Pairs *api.Pairs
 }
 
 // LiveResponse builds the /simulate answer from measurements and the
@@ -28,7 +31,8 @@ type Measured struct {
 // apart score the same, and all score 0 while too few are measured to
 // rank (the answer's warm_up says so); a node only the scenario names is
 // served from it.
-// A nil scenario serves the measurements alone.
+// What was measured between nodes is served as measured, beside the
+// results. A nil scenario serves the measurements alone.
 func LiveResponse(s *Scenario, m Measured) api.SimulationResponse {
 	resp := api.SimulationResponse{
 		Results:       map[string]api.NodeResult{},
@@ -79,6 +83,7 @@ func LiveResponse(s *Scenario, m Measured) api.SimulationResponse {
 	// counts neither way towards the warm-up's quorum.
 	scores := m.Rules.Scores(scored, m.Known-(len(m.Nodes)-len(scored)))
 	resp.WarmUp = scores.WarmUp
+	resp.Pairs = m.Pairs
 	for name, score := range scores.Scores {
 		r := resp.Results[name]
 		r.Score = score

@@ -164,3 +164,19 @@ func TestLiveResponseWarmUpLeavesPinsOut(t *testing.T) {
 		})
 	}
 }
+
+// TestLiveResponseServesPairs: what was measured between nodes reaches
+// the answer as it is, and an answer without it has none.
+func TestLiveResponseServesPairs(t *testing.T) {
+	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	pairs := &api.Pairs{WindowSeconds: 15, Coordinates: map[string]api.Coordinate{"a": {Vec: make([]float64, 8), Samples: 3, MeasuredAt: at}},
+		Measured: []api.PairMeasurement{{From: "a", To: "b", LatencyMs: est(0.3), PacketLoss: est(0)}}}
+	m := Measured{At: at, WindowSeconds: 15, Rules: livescore.DefaultRules(), Nodes: map[string]api.Measurements{"a": {LatencyMs: est(1)}}, Pairs: pairs}
+	if resp := LiveResponse(nil, m); resp.Pairs != pairs {
+		t.Errorf("pairs served as %+v, want %+v", resp.Pairs, pairs)
+	}
+	m.Pairs = nil
+	if resp := LiveResponse(nil, m); resp.Pairs != nil {
+		t.Errorf("pairs served as %+v without any measured", resp.Pairs)
+	}
+}

@@ -128,3 +128,29 @@ func TestLiveServesLinkUse(t *testing.T) {
 		})
 	}
 }
+
+// TestLiveServesPairs checks what the simulator measured between nodes
+// reaches GET /simulate's JSON under "pairs", beside the results.
+func TestLiveServesPairs(t *testing.T) {
+	at := time.Date(2026, 12, 1, 10, 0, 7, 0, time.UTC)
+	live := &fakeLive{}
+	live.set(1, at)
+	high := 0.4
+	live.m.Pairs = &api.Pairs{WindowSeconds: 15, Coordinates: map[string]api.Coordinate{"n1": {Vec: make([]float64, 8), Error: 0.2, Samples: 9, MeasuredAt: at}},
+		Measured: []api.PairMeasurement{{From: "n1", To: "n2", LatencyMs: &api.Estimate{Value: 0.3, Low: 0.2, High: &high, Samples: 700, MeasuredAt: at}}}}
+	s := New()
+	s.SetLive(live.measured)
+	srv := httptest.NewServer(s.Handler())
+	defer srv.Close()
+	_, body := get(t, srv, http.MethodGet, "/simulate", nil)
+	var r struct {
+		Results map[string]json.RawMessage `json:"results"`
+		Pairs   *api.Pairs                 `json:"pairs"`
+	}
+	if err := json.Unmarshal([]byte(body), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Pairs == nil || r.Pairs.Coordinates["n1"].Samples != 9 || len(r.Pairs.Measured) != 1 || r.Pairs.Measured[0].LatencyMs.Samples != 700 || r.Results["n1"] == nil {
+		t.Errorf("answer %s: want n1's result and the pairs", body)
+	}
+}

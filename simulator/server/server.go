@@ -1,6 +1,7 @@
 // Package server serves the simulator API: GET /simulate, GET /healthz,
-// GET /readyz and GET /openapi.json, with FastAPI's conventions for errors so
-// the stub and the production simulator are interchangeable behind one URL.
+// GET /readyz, GET /openapi.json and PUT /pairs/interest, with FastAPI's
+// conventions for errors so the stub and the production simulator are
+// interchangeable behind one URL.
 //
 // /healthz is the liveness check: it answers 200 whenever the process serves
 // HTTP, whatever the scenario's fault. /readyz says whether /simulate can
@@ -61,6 +62,8 @@ type Server struct {
 	// the sequence number of those body holds.
 	live    func() (uint64, scenario.Measured)
 	liveSeq uint64
+	// interest, when set, takes the nodes PUT /pairs/interest names.
+	interest func(nodes []string)
 }
 
 // New returns a server with no scenario: /simulate answers empty results.
@@ -194,26 +197,43 @@ func (s *Server) Close() {
 	s.closeOnce.Do(func() { close(s.stop) })
 }
 
+// SetPairInterest hands the nodes each PUT /pairs/interest names to
+// interest, which the simulator measures between; without it, the names
+// are checked and dropped: there is nothing to measure with. Call it
+// before serving.
+func (s *Server) SetPairInterest(interest func(nodes []string)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.interest = interest
+}
+
+// route is a path's one method and its handler.
+type route struct {
+	method string
+	h      http.HandlerFunc
+}
+
 // Handler routes the API.
 func (s *Server) Handler() http.Handler {
-	routes := map[string]http.HandlerFunc{
-		"/simulate":     s.simulate,
-		"/healthz":      healthz,
-		"/readyz":       s.readyz,
-		"/openapi.json": openapi,
+	routes := map[string]route{
+		"/simulate":       {http.MethodGet, s.simulate},
+		"/healthz":        {http.MethodGet, healthz},
+		"/readyz":         {http.MethodGet, s.readyz},
+		"/openapi.json":   {http.MethodGet, openapi},
+		"/pairs/interest": {http.MethodPut, s.pairsInterest},
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h, ok := routes[r.URL.Path]
+		rt, ok := routes[r.URL.Path]
 		if !ok {
 			writeError(w, http.StatusNotFound, "Not Found")
 			return
 		}
-		if r.Method != http.MethodGet {
-			w.Header().Set("Allow", http.MethodGet)
+		if r.Method != rt.method {
+			w.Header().Set("Allow", rt.method)
 			writeError(w, http.StatusMethodNotAllowed, "Method Not Allowed")
 			return
 		}
-		h(w, r)
+		rt.h(w, r)
 	})
 }
 

@@ -126,6 +126,8 @@ func TestRoutes(t *testing.T) {
 		{http.MethodPost, "/simulate", 405, `{"detail":"Method Not Allowed"}` + "\n", "GET"},
 		{http.MethodDelete, "/healthz", 405, `{"detail":"Method Not Allowed"}` + "\n", "GET"},
 		{http.MethodPost, "/nope", 404, `{"detail":"Not Found"}` + "\n", ""},
+		{http.MethodGet, "/pairs/interest", 405, `{"detail":"Method Not Allowed"}` + "\n", "PUT"},
+		{http.MethodPut, "/simulate", 405, `{"detail":"Method Not Allowed"}` + "\n", "GET"},
 	}
 	for _, tt := range tests {
 		resp, body := get(t, srv, tt.method, tt.path, nil)

@@ -15,6 +15,7 @@ import (
 	st "k8s.io/kubernetes/pkg/scheduler/testing"
 
 	"kns3.dev/kns3/scheduler/plugins"
+	"kns3.dev/kns3/scheduler/plugins/networkcapacity"
 )
 
 // batchCounters are upstream's opportunistic batching counters of one
@@ -108,5 +109,51 @@ func TestOpportunisticBatching(t *testing.T) {
 				t.Errorf("%d of %d placement events say the ranking was reused", reused, len(events.Items))
 			}
 		})
+	}
+}
+
+// A batch keeps every plugin of the profile. In the live control-plane
+// install's profile (Background mode, so batching on; NetworkCapacity at
+// weight 20 beside CustomScorePlugin's 10), a burst of pods that declare
+// the same bandwidth is placed mostly from batches, whose re-score of the
+// node the previous pod took must count that pod on its link. Two nodes
+// have measured 100 Mbit/s links; node-a scores 0.9 on the simulator and
+// node-b 0.1. Twenty pods declare 20 Mbit/s each: a link is full after
+// five. Were NetworkCapacity left out of the batches' re-scores, the
+// batches would rank by CustomScorePlugin alone and put nearly every pod
+// on node-a; ranked by both, node-a loses pods to node-b once its room is
+// under half node-b's, and no pod goes to a full link while the other has
+// room. Once both are full, NetworkCapacity ranks them alike and the rest
+// go by the simulator's scores, to node-a: the split is 15 to 5, not an
+// even one.
+func TestBatchesKeepNetworkCapacity(t *testing.T) {
+	const burst, need, perLink = 20, "20M", 5 // 5 × 20 Mbit/s fill 100
+	measured := time.Now().UTC().Format(time.RFC3339Nano)
+	link := fmt.Sprintf(`"latency_ms": 0.2, "packet_loss": 0, "bandwidth_mbps": 100, "measured": {"bandwidth_mbps": {"value": 100, "low": 96, "high": 104, "samples": 5, "measured_at": %q}}`, measured)
+	body := fmt.Sprintf(`{"window_seconds": 60, "source": "integration", "results": {"node-a": {"score": 0.9, %s}, "node-b": {"score": 0.1, %s}}}`, link, link)
+	c := newClusterServing(t, body, schedulerOptions{config: liveControlPlaneConfig, clientQPS: 1000},
+		nodeSpec{name: "node-a"}, nodeSpec{name: "node-b"})
+	// One pod first, so that Background mode has its simulation; it is
+	// counted at the default 10 Mbit/s on node-a.
+	c.createPod(t, st.MakePod().Name("first"))
+	if node := c.scheduled(t, "first"); node != "node-a" {
+		t.Fatalf("first pod went to %s, want node-a, ranked first", node)
+	}
+	before := readBatchCounters(t, plugins.ProfileName)
+	for i := range burst {
+		c.createPod(t, st.MakePod().Name(fmt.Sprintf("p-%02d", i)).Annotation(networkcapacity.IngressBandwidthAnnotation, need))
+	}
+	placed := map[string]int{}
+	for i := range burst {
+		placed[c.scheduled(t, fmt.Sprintf("p-%02d", i))]++
+	}
+	batched := readBatchCounters(t, plugins.ProfileName).minus(before).hintUsed
+	t.Logf("%d pods declaring %s: %v; %.0f placed by a batch's hint", burst, need, placed, batched)
+	if batched == 0 {
+		t.Fatalf("no pod of %d placed from a batch: the test checks nothing of batching", burst)
+	}
+	if placed["node-b"] < perLink {
+		t.Errorf("node-b took %d pods, node-a %d: pods went to node-a's full link while node-b's had room for %d more",
+			placed["node-b"], placed["node-a"], perLink-placed["node-b"])
 	}
 }

@@ -28,10 +28,12 @@ import (
 )
 
 // configPath is the configuration the product ships; controlPlaneConfig
-// the one-scheduler install's.
+// the one-scheduler install's, and liveControlPlaneConfig that install's
+// with live measurements (NetworkCapacity and NetworkPeers in its profile).
 const (
-	configPath         = "../../deploy/scheduler-config.yaml"
-	controlPlaneConfig = "../../deploy/control-plane/scheduler-config.yaml"
+	configPath             = "../../deploy/scheduler-config.yaml"
+	controlPlaneConfig     = "../../deploy/control-plane/scheduler-config.yaml"
+	liveControlPlaneConfig = "../../deploy/live/control-plane/scheduler-config.yaml"
 	// liveConfig is the live install's, with NetworkCapacity and
 	// NetworkPeers.
 	liveConfig = "../../deploy/live/scheduler-config.yaml"

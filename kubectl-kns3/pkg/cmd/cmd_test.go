@@ -136,8 +136,39 @@ func TestExplain(t *testing.T) {
 			objs: objs, args: []string{"explain", "web", "-n", "ns", "-o", "json"},
 			checkJSON: func(t *testing.T, e *output.Explanation) {
 				if e.Kind != "PlacementExplanation" || e.Node != "a" || len(e.Nodes) != 3 || e.Nodes[0].Node != "a" || !e.Nodes[0].Chosen ||
-					*e.Nodes[0].SimulatorScore != 0.9 || *e.Nodes[0].NormalizedScore != 100 || *e.Nodes[1].NormalizedScore != 0 || e.Nodes[2].Filter != output.Reject {
+					*e.Nodes[0].SimulatorScore != 0.9 || *e.Nodes[0].Points != 1000 || *e.Nodes[1].Points != 0 || e.Nodes[2].Filter != output.Reject {
 					t.Errorf("explanation %+v", e)
+				}
+				// The scheduler published no scoring: CustomScorePlugin alone,
+				// and who decided worked out here.
+				if !e.ScoringAssumed || e.DecidedBy != schedstatus.CustomScorePlugin || e.DecidedFrom != output.DecidedFromStatus || e.RunnerUp != "b" {
+					t.Errorf("scoring assumed %t, decided by %q from %q against %q", e.ScoringAssumed, e.DecidedBy, e.DecidedFrom, e.RunnerUp)
+				}
+			},
+		},
+		{
+			name: "the live profile: ranked by both plugins' points, the event naming who decided",
+			objs: cluster(schedulerPod(), placed,
+				event(placed, "e2", schedstatus.PlacementEventReason, "kns-3-scheduler",
+					"Network-aware: a has simulator score 0.400, rank 2 of 2 feasible nodes; best alternative b (0.900); decided by NetworkCapacity: 200 points ahead of runner-up b", now),
+				published(func(d *schedstatus.ProfileStatus) {
+					d.Scoring = []schedstatus.ScorePlugin{{Name: schedstatus.CustomScorePlugin, Weight: 10},
+						{Name: schedstatus.NetworkCapacity, Weight: 20, Capacity: &schedstatus.CapacityArgs{DefaultPodMbps: 10, TargetUtilizationPercent: 80}}}
+					bw := 100.0
+					d.Simulator.Simulation.MilliScores = map[string]int64{"a": 400, "b": 900}
+					d.Simulator.Simulation.Metrics = map[string]schedstatus.NodeMetrics{
+						"a": {BandwidthMbps: &bw, Capacity: &schedstatus.LinkCapacity{RankedBandwidthMbps: 100, FreeMbps: 100}},
+						"b": {BandwidthMbps: &bw, Capacity: &schedstatus.LinkCapacity{RankedBandwidthMbps: 100, CountedMbps: 60, CountedPods: 3, FreeMbps: 40}},
+					}
+				})),
+			args: []string{"explain", "web", "-n", "ns", "-o", "json"},
+			checkJSON: func(t *testing.T, e *output.Explanation) {
+				// a: 80 free below the target, + a tenth of 20: 82, the most.
+				// b: 40 free, 20 below: 22 → 27. By the simulator, b 100, a 0.
+				if e.ScoringAssumed || len(e.Scoring) != 2 || e.DecidedBy != schedstatus.NetworkCapacity || e.DecidedFrom != output.DecidedFromEvent ||
+					e.Nodes[0].Node != "a" || *e.Nodes[0].Points != 2000 || *e.Nodes[1].Points != 10*100+20*27 || e.Nodes[0].Rank != 1 || len(e.Caveats) != 0 {
+					data, _ := json.Marshal(e)
+					t.Errorf("explanation %s", data)
 				}
 			},
 		},

@@ -33,12 +33,14 @@ func newExplainCommand(o *options) *cobra.Command {
 		Use:   "explain POD",
 		Short: "Explain, node by node, why the KNS-3 scheduler put POD where it is",
 		Long: `Above a table with one row per node, the pod's placement event (the scores of the cycle
-that placed it) or, for a pending pod, the scheduler's last FailedScheduling message. Each row:
-KNS-3's filter verdict on the node's current labels and the pod's annotation (and upstream's
-unschedulable and taint checks), the node's score in the newest simulation the pod's profile
-holds (as its scheduler published it), the score NormalizeScore makes of it among the
-candidates, its rank, and whether the pod is there. These scores may differ from those the
-placement event records.`,
+that placed it and the KNS-3 plugin that decided) or, for a pending pod, the scheduler's last
+FailedScheduling message. Each row: KNS-3's filter verdict on the node's current labels and the
+pod's annotation (and upstream's unschedulable and taint checks), the node's score in the newest
+simulation the pod's profile holds and its link (as its scheduler published them), the
+normalized score each KNS-3 plugin of the profile makes of them among the candidates, their sum
+at the profile's weights, which ranks the candidates, and whether the pod is there. The status is
+read after the placement, so these may differ from what the placement event records; when the
+node ranked first is not the pod's, the command says why it may not be.`,
 		Example: explainExample,
 		Args:    cobra.ExactArgs(1),
 		PreRunE: func(*cobra.Command, []string) error { return out.validate() },
@@ -112,7 +114,8 @@ func (o *options) explain(ctx context.Context, name string) (*output.Explanation
 	if err != nil {
 		return nil, fmt.Errorf("listing nodes: %w", err)
 	}
-	input := explain.Input{Pod: pod, Nodes: nodes.Items, Absolute: prof.Normalization == string(config.NormalizationAbsolute)}
+	input := explain.Input{Pod: pod, Nodes: nodes.Items, Absolute: prof.Normalization == string(config.NormalizationAbsolute),
+		Scoring: prof.Scoring, Now: o.now()}
 	input.PlacementEvent, input.LastFailedScheduling, err = installclient.PodEvents(ctx, client, pod, o.now())
 	if err != nil {
 		return nil, err

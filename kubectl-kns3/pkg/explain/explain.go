@@ -1,18 +1,20 @@
 // Package explain says, node by node, why the KNS-3 scheduler put a pod
 // where it did: the KNS-3 filter's verdict on the node's current labels
-// and the pod's annotation, the node's score in the newest simulation, the score
-// CustomScorePlugin's NormalizeScore makes of it among the candidates, and
-// the pod's placement event. Everything here is a pure function of objects
+// and the pod's annotation, the node's score in the newest simulation and
+// its link, the score each KNS-3 plugin of the pod's profile makes of
+// them among the candidates (points.go), their sum at the profile's
+// weights, which ranks the candidates, the plugin that decided, and the
+// pod's placement event. Everything here is a pure function of objects
 // the caller fetched, so it is table-tested without a cluster.
 package explain
 
 import (
 	"cmp"
 	"slices"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	fwk "k8s.io/kube-scheduler/framework"
 
 	output "kns3.dev/kns3/kubectl-kns3/pkg/apis/output/v1alpha1"
 	"kns3.dev/kns3/scheduler/apis/config"
@@ -31,15 +33,26 @@ type Input struct {
 	// why).
 	Simulation     *status.Simulation
 	SimulatorError string
-	// Absolute is the profile's normalization: Absolute when true, MinMax
-	// (the default) when false.
+	// Absolute is CustomScorePlugin's normalization: Absolute when true,
+	// MinMax (the default) when false.
 	Absolute bool
+	// Scoring is the KNS-3 plugins the profile scores with, with their
+	// weights, as its scheduler published them; empty: CustomScorePlugin
+	// alone is assumed (AssumedScoring).
+	Scoring []status.ScorePlugin
 	// PlacementEvent is the note of the pod's newest placement event and
 	// LastFailedScheduling the message of its newest FailedScheduling
 	// event (or its PodScheduled condition), "" when there is none.
 	PlacementEvent       string
 	LastFailedScheduling string
+	// Now is when the explanation is made.
+	Now time.Time
 }
+
+// AssumedScoring is how a profile whose scheduler published no scoring is
+// taken to rank nodes: CustomScorePlugin alone, at the shipped profile's
+// weight.
+var AssumedScoring = []status.ScorePlugin{{Name: status.CustomScorePlugin, Weight: 10}}
 
 // Build explains in.Pod's placement.
 func Build(in Input) *output.Explanation {
@@ -56,16 +69,19 @@ func Build(in Input) *output.Explanation {
 	if in.Absolute {
 		e.Normalization = string(config.NormalizationAbsolute)
 	}
+	scoring := in.Scoring
+	if len(scoring) == 0 {
+		scoring, e.ScoringAssumed = AssumedScoring, true
+	}
+	for _, p := range scoring {
+		e.Scoring = append(e.Scoring, output.ScoringPlugin{Name: p.Name, Weight: p.Weight})
+	}
 	var scores map[string]int64
 	var metrics map[string]status.NodeMetrics
 	if s := in.Simulation; s != nil {
-		metrics = s.Metrics
+		metrics, scores = s.Metrics, s.MilliScores
 		e.Simulation = &output.Simulation{Received: metav1.NewTime(s.Received), Source: s.Source, Timestamp: metav1.NewTime(s.Timestamp), WindowSeconds: s.WindowSeconds, Omitted: s.Omitted}
-		scores = s.MilliScores
 	}
-	// The plugin's raw scores, as the scheduler published them: exactly
-	// what its Score returned, whatever shape the simulator's answer had.
-	raw := map[string]int64{}
 	for _, n := range in.Nodes {
 		v := placement.Judge(in.Pod, &n)
 		row := output.Row{Node: n.Name, Filter: output.Pass, Other: v.Other, Chosen: n.Name == e.Node}
@@ -75,15 +91,17 @@ func Build(in Input) *output.Explanation {
 		if milli, ok := scores[n.Name]; ok {
 			s := score.Float(milli)
 			row.SimulatorScore = &s
-			raw[n.Name] = milli
 		}
 		if m, ok := metrics[n.Name]; ok {
 			row.LatencyMs, row.BandwidthMbps, row.PacketLoss = m.LatencyMs, m.BandwidthMbps, m.PacketLoss
-			row.BandwidthAtLeast = m.BandwidthAtLeast
+			row.BandwidthAtLeast, row.LinkUseMbps = m.BandwidthAtLeast, m.LinkUseMbps
 		}
 		e.Nodes = append(e.Nodes, row)
 	}
-	rankAndNormalize(e.Nodes, raw, in.Absolute)
+	points := pluginPoints(e, in, scoring)
+	rank(e.Nodes, points)
+	worked := decide(e, points)
+	e.Caveats = caveats(e, in, worked)
 	slices.SortStableFunc(e.Nodes, func(a, b output.Row) int {
 		if a.Candidate() != b.Candidate() {
 			if a.Candidate() {
@@ -91,48 +109,67 @@ func Build(in Input) *output.Explanation {
 			}
 			return 1
 		}
-		if a.Candidate() {
-			if c := cmp.Compare(raw[b.Node], raw[a.Node]); c != 0 {
-				return c
-			}
-		}
-		return cmp.Compare(a.Node, b.Node)
+		return cmp.Or(cmp.Compare(pointsOf(b), pointsOf(a)), cmp.Compare(a.Node, b.Node))
 	})
 	return e
 }
 
-// rankAndNormalize sets the candidates' Rank and NormalizedScore as one
-// scheduling cycle of CustomScorePlugin would: an unscored candidate's raw
-// score is 0, and when no candidate is scored the plugin is skipped.
-func rankAndNormalize(rows []output.Row, raw map[string]int64, absolute bool) {
-	var candidates []string
-	var list fwk.NodeScoreList
-	anyScored := false
-	for _, r := range rows {
-		if !r.Candidate() {
-			continue
-		}
-		s, ok := raw[r.Node]
-		anyScored = anyScored || ok
-		candidates = append(candidates, r.Node)
-		list = append(list, fwk.NodeScore{Name: r.Node, Score: s})
+// pointsOf is a row's points, -1 without any, for sorting.
+func pointsOf(r output.Row) int64 {
+	if r.Points == nil {
+		return -1
 	}
-	if !anyScored {
+	return *r.Points
+}
+
+// rank sets each candidate's Scores, Points and Rank from the plugins'
+// points, in the order of points: ties share a rank.
+func rank(rows []output.Row, points []placement.PluginPoints) {
+	if len(points) == 0 {
 		return
 	}
 	for i := range rows {
-		if rows[i].Candidate() {
-			rows[i].Rank = score.Rank(raw, candidates, rows[i].Node)
+		if !rows[i].Candidate() {
+			continue
 		}
-	}
-	score.Normalize(list, absolute)
-	normalized := make(map[string]int64, len(list))
-	for _, ns := range list {
-		normalized[ns.Name] = ns.Score
+		var sum int64
+		for _, p := range points {
+			n := p.Scores[rows[i].Node]
+			rows[i].Scores = append(rows[i].Scores, output.PluginScore{Plugin: p.Plugin, Normalized: n})
+			sum += p.Weight * n
+		}
+		rows[i].Points = &sum
 	}
 	for i := range rows {
-		if n, ok := normalized[rows[i].Node]; ok {
-			rows[i].NormalizedScore = &n
+		if rows[i].Points == nil {
+			continue
+		}
+		rows[i].Rank = 1
+		for _, other := range rows {
+			if other.Points != nil && *other.Points > *rows[i].Points {
+				rows[i].Rank++
+			}
 		}
 	}
+}
+
+// decide names the plugin that decided: the placement event's word when
+// it says, for a plugin the profile scores with; else what the points
+// worked out here say of the pod's node against the runner-up, which it
+// returns (nil when they say nothing of it). The runner-up is always the
+// one here.
+func decide(e *output.Explanation, points []placement.PluginPoints) *placement.Decision {
+	var worked *placement.Decision
+	if e.Node != "" {
+		if d, ok := placement.Decide(points, e.Node); ok {
+			worked = &d
+			e.RunnerUp = d.RunnerUp
+			e.DecidedBy, e.DecidedFrom = d.DecidedBy, output.DecidedFromStatus
+		}
+	}
+	plugin, found := placement.DecidedBy(e.PlacementEvent)
+	if found && (plugin == "" || slices.ContainsFunc(e.Scoring, func(p output.ScoringPlugin) bool { return p.Name == plugin })) {
+		e.DecidedBy, e.DecidedFrom = plugin, output.DecidedFromEvent
+	}
+	return worked
 }

@@ -33,12 +33,14 @@ func sim(scores map[string]float64) *status.Simulation {
 }
 
 // row is a Row in short: filter verdict, simulator score (-1: none),
-// normalized score (-1: none), rank, chosen.
+// CustomScorePlugin's normalized score (-1: none), points (-1: none),
+// rank, chosen.
 type row struct {
 	node       string
 	filter     string
 	score      float64
 	normalized int64
+	points     int64
 	rank       int
 	chosen     bool
 }
@@ -46,12 +48,17 @@ type row struct {
 func short(rows []output.Row) []row {
 	out := make([]row, len(rows))
 	for i, r := range rows {
-		out[i] = row{node: r.Node, filter: r.Filter, score: -1, normalized: -1, rank: r.Rank, chosen: r.Chosen}
+		out[i] = row{node: r.Node, filter: r.Filter, score: -1, normalized: -1, points: -1, rank: r.Rank, chosen: r.Chosen}
 		if r.SimulatorScore != nil {
 			out[i].score = *r.SimulatorScore
 		}
-		if r.NormalizedScore != nil {
-			out[i].normalized = *r.NormalizedScore
+		for _, s := range r.Scores {
+			if s.Plugin == status.CustomScorePlugin {
+				out[i].normalized = s.Normalized
+			}
+		}
+		if r.Points != nil {
+			out[i].points = *r.Points
 		}
 	}
 	return out
@@ -87,10 +94,10 @@ func TestBuild(t *testing.T) {
 			name: "placed pod: the filter rejects the disabled node whatever its score; the tainted node is no candidate",
 			in:   Input{Pod: plain, Nodes: demoNodes, Simulation: sim(demoScores)},
 			want: []row{
-				{"worker2", output.Pass, 0.707, 100, 1, true},
-				{"worker3", output.Pass, 0.40, 0, 2, false},
-				{"cp", output.Pass, -1, -1, 0, false},
-				{"worker", output.Reject, 0.95, -1, 0, false},
+				{"worker2", output.Pass, 0.707, 100, 1000, 1, true},
+				{"worker3", output.Pass, 0.40, 0, 0, 2, false},
+				{"cp", output.Pass, -1, -1, -1, 0, false},
+				{"worker", output.Reject, 0.95, -1, -1, 0, false},
 			},
 			reasons: map[string]string{"worker": placement.ErrReasonDisabled, "cp": "untolerated taint node-role.kubernetes.io/control-plane"},
 		},
@@ -98,10 +105,10 @@ func TestBuild(t *testing.T) {
 			name: "rigorous pod: only the rigorous node passes, and as the only candidate it gets 100",
 			in:   Input{Pod: rigorousPod, Nodes: demoNodes, Simulation: sim(demoScores)},
 			want: []row{
-				{"worker2", output.Pass, 0.707, 100, 1, false},
-				{"cp", output.Reject, -1, -1, 0, false},
-				{"worker", output.Reject, 0.95, -1, 0, false},
-				{"worker3", output.Reject, 0.40, -1, 0, false},
+				{"worker2", output.Pass, 0.707, 100, 1000, 1, false},
+				{"cp", output.Reject, -1, -1, -1, 0, false},
+				{"worker", output.Reject, 0.95, -1, -1, 0, false},
+				{"worker3", output.Reject, 0.40, -1, -1, 0, false},
 			},
 			reasons: map[string]string{"worker3": placement.ErrReasonNotRigorous},
 		},
@@ -109,10 +116,10 @@ func TestBuild(t *testing.T) {
 			name: "an unscored candidate scores 0 and takes part in the normalization",
 			in:   Input{Pod: plain, Nodes: demoNodes, Simulation: sim(map[string]float64{"worker2": 0.5})},
 			want: []row{
-				{"worker2", output.Pass, 0.5, 100, 1, true},
-				{"worker3", output.Pass, -1, 0, 0, false},
-				{"cp", output.Pass, -1, -1, 0, false},
-				{"worker", output.Reject, -1, -1, 0, false},
+				{"worker2", output.Pass, 0.5, 100, 1000, 1, true},
+				{"worker3", output.Pass, -1, 0, 0, 2, false},
+				{"cp", output.Pass, -1, -1, -1, 0, false},
+				{"worker", output.Reject, -1, -1, -1, 0, false},
 			},
 		},
 		{
@@ -120,30 +127,30 @@ func TestBuild(t *testing.T) {
 			in:       Input{Pod: plain, Nodes: demoNodes, Simulation: sim(demoScores), Absolute: true},
 			absolute: true,
 			want: []row{
-				{"worker2", output.Pass, 0.707, 70, 1, true},
-				{"worker3", output.Pass, 0.40, 40, 2, false},
-				{"cp", output.Pass, -1, -1, 0, false},
-				{"worker", output.Reject, 0.95, -1, 0, false},
+				{"worker2", output.Pass, 0.707, 70, 700, 1, true},
+				{"worker3", output.Pass, 0.40, 40, 400, 2, false},
+				{"cp", output.Pass, -1, -1, -1, 0, false},
+				{"worker", output.Reject, 0.95, -1, -1, 0, false},
 			},
 		},
 		{
 			name: "ties share a rank and MinMax gives every tied node 100",
 			in:   Input{Pod: plain, Nodes: demoNodes, Simulation: sim(map[string]float64{"worker2": 0.5, "worker3": 0.5})},
 			want: []row{
-				{"worker2", output.Pass, 0.5, 100, 1, true},
-				{"worker3", output.Pass, 0.5, 100, 1, false},
-				{"cp", output.Pass, -1, -1, 0, false},
-				{"worker", output.Reject, -1, -1, 0, false},
+				{"worker2", output.Pass, 0.5, 100, 1000, 1, true},
+				{"worker3", output.Pass, 0.5, 100, 1000, 1, false},
+				{"cp", output.Pass, -1, -1, -1, 0, false},
+				{"worker", output.Reject, -1, -1, -1, 0, false},
 			},
 		},
 		{
 			name: "simulator down: verdicts only, no scores",
 			in:   Input{Pod: plain, Nodes: demoNodes, SimulatorError: "down"},
 			want: []row{
-				{"worker2", output.Pass, -1, -1, 0, true},
-				{"worker3", output.Pass, -1, -1, 0, false},
-				{"cp", output.Pass, -1, -1, 0, false},
-				{"worker", output.Reject, -1, -1, 0, false},
+				{"worker2", output.Pass, -1, -1, -1, 0, true},
+				{"worker3", output.Pass, -1, -1, -1, 0, false},
+				{"cp", output.Pass, -1, -1, -1, 0, false},
+				{"worker", output.Reject, -1, -1, -1, 0, false},
 			},
 		},
 		{
@@ -158,8 +165,8 @@ func TestBuild(t *testing.T) {
 				Simulation: sim(map[string]float64{"cp": 0.1, "cordoned": 0.9}),
 			},
 			want: []row{
-				{"cp", output.Pass, 0.1, 100, 1, false},
-				{"cordoned", output.Pass, 0.9, -1, 0, false},
+				{"cp", output.Pass, 0.1, 100, 1000, 1, false},
+				{"cordoned", output.Pass, 0.9, -1, -1, 0, false},
 			},
 			reasons: map[string]string{"cordoned": "node is unschedulable"},
 		},

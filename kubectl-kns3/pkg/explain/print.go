@@ -5,6 +5,7 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"k8s.io/cli-runtime/pkg/printers"
@@ -46,16 +47,98 @@ func Print(w io.Writer, e *output.Explanation, now time.Time) error {
 	default:
 		fmt.Fprintf(tw, "Simulation: none (%s); normalization %s.\n", safetext.Line(e.SimulatorError), safetext.Line(e.Normalization))
 	}
+	fmt.Fprintf(tw, "Ranked by KNS-3's points, weight × normalized score: %s.\n", scoringLine(e))
+	if line := decidedLine(e); line != "" {
+		fmt.Fprintln(tw, line)
+	}
 	fmt.Fprintln(tw)
-	// The metrics behind the scores, when the simulation gave any.
+	printTable(tw, e)
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if slices.ContainsFunc(e.Nodes, func(r output.Row) bool { return r.OwnNeedMbps > 0 }) {
+		fmt.Fprintln(w, "* less the pod's own need, which the status counts against its node and the cycle that placed it did not.")
+	}
+	if len(e.Caveats) > 0 {
+		fmt.Fprintf(w, "\n%s, ranked first here, is not the pod's node. It may not be, because:\n", safetext.Line(firstRanked(e)))
+		for _, c := range e.Caveats {
+			fmt.Fprintf(w, "- %s\n", safetext.Line(c))
+		}
+	}
+	for _, u := range e.Unrecomputed {
+		fmt.Fprintf(w, "Not worked out: %s.\n", safetext.Line(u))
+	}
+	// Resources, affinity and spread are the scheduler's to judge: the
+	// placement event and FailedScheduling say what it found.
+	_, err := fmt.Fprintln(w, "\nCandidates (scored, ranked) are the nodes KNS-3's filter, taints and cordons leave; resources,\n"+
+		"node and pod affinity and spread are not evaluated here: the placement event says what the scheduler found.")
+	return err
+}
+
+// scoringLine names the profile's KNS-3 plugins and their weights.
+func scoringLine(e *output.Explanation) string {
+	parts := make([]string, len(e.Scoring))
+	for i, p := range e.Scoring {
+		parts[i] = fmt.Sprintf("%s (weight %d)", safetext.Line(p.Name), p.Weight)
+	}
+	line := strings.Join(parts, " + ")
+	if e.ScoringAssumed {
+		line += ", assumed: the scheduler published none"
+	} else {
+		line += ", worked out from the status"
+	}
+	return line
+}
+
+// decidedLine says which KNS-3 plugin decided, and where that is read.
+func decidedLine(e *output.Explanation) string {
+	who := "none of KNS-3's plugins (the profile's other plugins, or the scheduler's pick among equals, chose the node)"
+	if e.DecidedBy != "" {
+		who = safetext.Line(e.DecidedBy)
+	}
+	against := ""
+	if e.RunnerUp != "" {
+		against = "; runner-up here: " + safetext.Line(e.RunnerUp)
+	}
+	switch e.DecidedFrom {
+	case output.DecidedFromEvent:
+		return fmt.Sprintf("Decided by %s, as the placement event says%s.", who, against)
+	case output.DecidedFromStatus:
+		return fmt.Sprintf("Decided by %s, as worked out here (the placement event does not say)%s.", who, against)
+	}
+	return ""
+}
+
+// firstRanked names the candidates ranked first.
+func firstRanked(e *output.Explanation) string {
+	var first []string
+	for _, r := range e.Nodes {
+		if r.Rank == 1 {
+			first = append(first, r.Node)
+		}
+	}
+	return strings.Join(first, ", ")
+}
+
+// printTable writes the header and a row per node.
+func printTable(tw io.Writer, e *output.Explanation) {
+	// The metrics behind the scores, and the links, when the simulation
+	// gave any.
 	withMetrics := slices.ContainsFunc(e.Nodes, func(r output.Row) bool {
 		return r.LatencyMs != nil || r.BandwidthMbps != nil || r.PacketLoss != nil
 	})
-	metricsHeader := ""
+	withLinks := slices.ContainsFunc(e.Nodes, func(r output.Row) bool { return r.LinkUseMbps != nil || r.FreeMbps != nil })
+	header := "NODE\tKNS-3 FILTER\tSIMULATOR SCORE\t"
 	if withMetrics {
-		metricsHeader = "LATENCY\tBANDWIDTH\tLOSS\t"
+		header += "LATENCY\tBANDWIDTH\tLOSS\t"
 	}
-	fmt.Fprintln(tw, "NODE\tKNS-3 FILTER\tSIMULATOR SCORE\t"+metricsHeader+"NORMALIZED\tRANK\tPOD\tREASON")
+	if withLinks {
+		header += "LINK USE\tFREE\t"
+	}
+	for _, p := range e.Scoring {
+		header += fmt.Sprintf("%s ×%d\t", strings.ToUpper(safetext.Line(p.Name)), p.Weight)
+	}
+	fmt.Fprintln(tw, header+"POINTS\tRANK\tPOD\tREASON")
 	for _, r := range e.Nodes {
 		reason := r.FilterReason
 		if r.Other != "" {
@@ -64,18 +147,9 @@ func Print(w io.Writer, e *output.Explanation, now time.Time) error {
 			}
 			reason += r.Other
 		}
-		score, normalized, rank, pod := "-", "-", "-", "-"
+		cells := []string{safetext.Line(r.Node), r.Filter, "-"}
 		if r.SimulatorScore != nil {
-			score = strconv.FormatFloat(*r.SimulatorScore, 'f', 3, 64)
-		}
-		if r.NormalizedScore != nil {
-			normalized = strconv.FormatInt(*r.NormalizedScore, 10)
-		}
-		if r.Rank > 0 {
-			rank = strconv.Itoa(r.Rank)
-		}
-		if r.Chosen {
-			pod = "here"
+			cells[2] = strconv.FormatFloat(*r.SimulatorScore, 'f', 3, 64)
 		}
 		if withMetrics {
 			bandwidth := metric(r.BandwidthMbps, "%.1f Mbit/s", 1)
@@ -83,18 +157,38 @@ func Print(w io.Writer, e *output.Explanation, now time.Time) error {
 				// A lower bound: the link is at least this fast.
 				bandwidth = "≥ " + metric(r.BandwidthMbps, "%.0f Mbit/s", 1)
 			}
-			score += "\t" + metric(r.LatencyMs, "%.2f ms", 1) + "\t" + bandwidth + "\t" + metric(r.PacketLoss, "%.1f%%", 100)
+			cells = append(cells, metric(r.LatencyMs, "%.2f ms", 1), bandwidth, metric(r.PacketLoss, "%.1f%%", 100))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", safetext.Line(r.Node), r.Filter, score, normalized, rank, pod, safetext.Line(reason))
+		if withLinks {
+			free := metric(r.FreeMbps, "%.1f Mbit/s", 1)
+			if r.OwnNeedMbps > 0 {
+				// The pod's own need, counted in the status, taken off.
+				free += "*"
+			}
+			cells = append(cells, metric(r.LinkUseMbps, "%.1f Mbit/s", 1), free)
+		}
+		for _, p := range e.Scoring {
+			cell := "-"
+			for _, s := range r.Scores {
+				if s.Plugin == p.Name {
+					cell = strconv.FormatInt(s.Normalized, 10)
+				}
+			}
+			cells = append(cells, cell)
+		}
+		points, rank, pod := "-", "-", "-"
+		if r.Points != nil {
+			points = strconv.FormatInt(*r.Points, 10)
+		}
+		if r.Rank > 0 {
+			rank = strconv.Itoa(r.Rank)
+		}
+		if r.Chosen {
+			pod = "here"
+		}
+		cells = append(cells, points, rank, pod, safetext.Line(reason))
+		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	// Resources, affinity and spread are the scheduler's to judge: the
-	// placement event and FailedScheduling say what it found.
-	_, err := fmt.Fprintln(w, "\nCandidates (normalized, ranked) are the nodes KNS-3's filter, taints and cordons leave; resources,\n"+
-		"node and pod affinity and spread are not evaluated here: the placement event says what the scheduler found.")
-	return err
 }
 
 // metric formats v×scale with format, "-" when unknown.

@@ -64,6 +64,12 @@ type ProfileStatus struct {
 	// RefreshMode and Normalization are the plugin's args.
 	RefreshMode   string `json:"refreshMode"`
 	Normalization string `json:"normalization"`
+	// Scoring is each KNS-3 plugin the profile scores nodes with, in the
+	// profile's order, with its weight and what a reader needs besides
+	// Normalization and the simulation's metrics to work out the points it
+	// gives a node. Empty when the scheduler cannot list its profile's
+	// plugins.
+	Scoring []ScorePlugin `json:"scoring,omitempty"`
 	// Breaker is the circuit breaker's state (BreakerClosed, BreakerOpen);
 	// empty in Background mode, which has none.
 	Breaker string `json:"breaker,omitempty"`
@@ -80,6 +86,28 @@ type ProfileStatus struct {
 	// bounded. Advisory: KNS-3 never evicts.
 	Drift        []DriftedPod `json:"drift,omitempty"`
 	DriftOmitted int          `json:"driftOmitted,omitempty"`
+}
+
+// The KNS-3 plugins a profile may score with (ScorePlugin.Name).
+const (
+	CustomScorePlugin = "CustomScorePlugin"
+	NetworkCapacity   = "NetworkCapacity"
+)
+
+// ScorePlugin is one KNS-3 plugin a profile scores nodes with.
+type ScorePlugin struct {
+	Name string `json:"name"`
+	// Weight is the plugin's weight in the profile: a node gets weight ×
+	// the plugin's normalized score.
+	Weight int32 `json:"weight"`
+	// Capacity is NetworkCapacity's args, nil for another plugin.
+	Capacity *CapacityArgs `json:"capacity,omitempty"`
+}
+
+// CapacityArgs are the NetworkCapacity args that decide its scores.
+type CapacityArgs struct {
+	DefaultPodMbps           int64 `json:"defaultPodMbps"`
+	TargetUtilizationPercent int32 `json:"targetUtilizationPercent"`
 }
 
 // DriftedPod is one running pod whose node has drifted.
@@ -169,6 +197,31 @@ type NodeMetrics struct {
 	// BandwidthAtLeast says BandwidthMbps is only a lower bound: the
 	// simulator could not measure the link above it.
 	BandwidthAtLeast bool `json:"bandwidthAtLeast,omitempty"`
+	// LinkUseMbps is the traffic measured on the node's link; nil when
+	// not measured.
+	LinkUseMbps *float64 `json:"linkUseMbps,omitempty"`
+	// Capacity is the link as NetworkCapacity counts it for a new pod
+	// when the status is written; nil when the profile does not run
+	// NetworkCapacity or the answer gives the node no bandwidth.
+	Capacity *LinkCapacity `json:"capacity,omitempty"`
+}
+
+// LinkCapacity is a node's link as NetworkCapacity counts it for a new
+// pod (scheduler/plugins/capacity).
+type LinkCapacity struct {
+	// RankedBandwidthMbps is the bandwidth NetworkCapacity ranks the link
+	// at: a faster link's, when this one's was measured within that one's
+	// noise; BandwidthMbps otherwise.
+	RankedBandwidthMbps float64 `json:"rankedBandwidthMbps"`
+	// CountedMbps is the need of the CountedPods pods placed on the node
+	// after CountedSince, which the measurement does not hold yet:
+	// declared, or the plugin's defaultPodMbps.
+	CountedMbps  float64   `json:"countedMbps"`
+	CountedPods  int       `json:"countedPods"`
+	CountedSince time.Time `json:"countedSince"`
+	// FreeMbps is what is left: BandwidthMbps − LinkUseMbps − CountedMbps,
+	// at least 0.
+	FreeMbps float64 `json:"freeMbps"`
 }
 
 // keyName is what a ConfigMap data key may hold.

@@ -1,9 +1,11 @@
 // Package custombind implements CustomBindPlugin, which records each binding
 // made by the kns-3-scheduler profile: a line in the scheduler's log and a
 // placement event on the pod saying why the node was chosen. It reads the
-// event from placement alone: the cycle CustomScorePlugin's PreScore left
-// in the cycle state and the notes the profile's plugins left on the node
-// (placement.Notes), so it imports no other plugin.
+// event from what the profile's plugins left in the cycle state, through
+// placement: the cycle CustomScorePlugin's PreScore left, the points
+// KNS-3's plugins' NormalizeScore left (weighed with the profile's
+// weights, profile.Scoring) and the notes on the node (placement.Notes),
+// so it imports no other plugin.
 package custombind
 
 import (
@@ -18,6 +20,7 @@ import (
 
 	"kns3.dev/kns3/scheduler/apis/status"
 	"kns3.dev/kns3/scheduler/plugins/placement"
+	"kns3.dev/kns3/scheduler/plugins/profile"
 )
 
 // Name is the name of the plugin used in the plugin registry and configurations.
@@ -44,6 +47,11 @@ type CustomBind struct {
 	// read once from the framework at the first binding.
 	scoresOnce sync.Once
 	scores     bool
+	// scoring is the KNS-3 plugins the profile scores with, with their
+	// weights, read once from the framework at the first binding; none
+	// when the handle cannot tell (a test's).
+	scoringOnce sync.Once
+	scoring     []status.ScorePlugin
 }
 
 var _ fwk.PostBindPlugin = &CustomBind{}
@@ -64,21 +72,40 @@ func (pl *CustomBind) Name() string { return Name }
 // PreScore; true when the handle cannot tell (a test's).
 func (pl *CustomBind) profileScores() bool {
 	pl.scoresOnce.Do(func() {
-		runs, known := placement.Runs(pl.handle, "PreScore", placement.ScorePlugin)
+		runs, known := profile.Runs(pl.handle, profile.PreScore, placement.ScorePlugin)
 		pl.scores = runs || !known
 	})
 	return pl.scores
 }
 
+// decision is what the points KNS-3's plugins left in the cycle state say
+// of node (placement.Decide), nil when they left none to tell it from.
+func (pl *CustomBind) decision(state fwk.CycleState, node string) *placement.Decision {
+	pl.scoringOnce.Do(func() { pl.scoring, _ = profile.Scoring(pl.handle) })
+	var points []placement.PluginPoints
+	for _, p := range pl.scoring {
+		if scores, ok := placement.ReadPoints(state, p.Name); ok {
+			points = append(points, placement.PluginPoints{Plugin: p.Name, Weight: int64(p.Weight), Scores: scores})
+		}
+	}
+	if d, ok := placement.Decide(points, node); ok {
+		return &d
+	}
+	return nil
+}
+
 // PostBind logs the binding at verbosity 1, structured with pod and node,
 // and records the placement event: the node's simulator score and rank
 // among the feasible nodes and the best alternative, from the scheduling
-// cycle's state, or why the cycle fell back, and what the profile's
-// plugins noted of the node (placement.Notes). One event per bound pod.
+// cycle's state, or why the cycle fell back; which of KNS-3's plugins
+// decided, from the points they left (placement.Decide); and what the
+// profile's plugins noted of the node (placement.Notes). One event per
+// bound pod.
 func (pl *CustomBind) PostBind(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodeName string) {
 	logger := klog.FromContext(ctx)
 	p := placement.FromCycleState(state, pod, nodeName)
 	p.Notes = placement.Notes(state, nodeName)
+	p.Decision = pl.decision(state, nodeName)
 	if p.Fallback == placement.FallbackSingleNode && !pl.profileScores() {
 		// No cycle of this profile holds network scores: saying the node
 		// was the only feasible one would be a guess.

@@ -15,7 +15,9 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	st "k8s.io/kubernetes/pkg/scheduler/testing"
 
+	"kns3.dev/kns3/scheduler/apis/status"
 	"kns3.dev/kns3/scheduler/plugins/placement"
+	"kns3.dev/kns3/scheduler/plugins/profile"
 )
 
 // recorderHandle is a framework handle that has only an event recorder.
@@ -176,5 +178,47 @@ func TestPostBindInAProfileWithoutTheScorePlugin(t *testing.T) {
 				t.Errorf("event %q, want it to contain %q", e, tc.want)
 			}
 		})
+	}
+}
+
+// scoringHandle is a framework handle with an event recorder whose
+// profile scores with the live profile's two KNS-3 plugins.
+type scoringHandle struct {
+	recorderHandle
+	plugins *config.Plugins
+}
+
+func (h scoringHandle) ListPlugins() *config.Plugins { return h.plugins }
+
+// TestPostBindNamesThePluginThatDecided: the event weighs the points the
+// profile's KNS-3 plugins left with the profile's weights, and names the
+// plugin that put the node ahead of the runner-up; without points (the
+// scheduler scored no node) it names none.
+func TestPostBindNamesThePluginThatDecided(t *testing.T) {
+	recorder := events.NewFakeRecorder(2)
+	ctx := context.Background()
+	h := scoringHandle{recorderHandle{recorder: recorder}, &config.Plugins{Score: config.PluginSet{Enabled: []config.Plugin{
+		{Name: "NodeResourcesFit", Weight: 1}, {Name: status.CustomScorePlugin, Weight: 10}, {Name: status.NetworkCapacity, Weight: 20}}}}}
+	profile.DeclareScoring(h, status.ScorePlugin{Name: status.CustomScorePlugin})
+	profile.DeclareScoring(h, status.ScorePlugin{Name: status.NetworkCapacity})
+	pl, err := New(ctx, nil, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := framework.NewCycleState()
+	placement.Write(state, &placement.Cycle{Feasible: []string{"node-a", "node-b"}, Scores: map[string]int64{"node-a": 400, "node-b": 900}})
+	placement.WritePoints(state, placement.PointsKey(status.CustomScorePlugin), fwk.NodeScoreList{{Name: "node-a", Score: 0}, {Name: "node-b", Score: 100}})
+	placement.WritePoints(state, placement.PointsKey(status.NetworkCapacity), fwk.NodeScoreList{{Name: "node-a", Score: 100}, {Name: "node-b", Score: 25}})
+	// Points a plugin the profile does not score with left: not counted.
+	placement.WritePoints(state, placement.PointsKey("Stranger"), fwk.NodeScoreList{{Name: "node-b", Score: 100}})
+	pl.(fwk.PostBindPlugin).PostBind(ctx, state, st.MakePod().Namespace("ns").Name("web-0").Obj(), "node-a")
+	want := "best alternative node-b (0.900); decided by NetworkCapacity: 500 points ahead of runner-up node-b; " +
+		"points here and on node-b (weight × normalized score): CustomScorePlugin 0 and 1000, NetworkCapacity 2000 and 500"
+	if e := <-recorder.Events; !strings.HasSuffix(e, want) {
+		t.Errorf("event %q, want it to end %q", e, want)
+	}
+	pl.(fwk.PostBindPlugin).PostBind(ctx, framework.NewCycleState(), st.MakePod().Namespace("ns").Name("web-1").Obj(), "node-a")
+	if e := <-recorder.Events; strings.Contains(e, "decided by") {
+		t.Errorf("event %q names a decider without points", e)
 	}
 }

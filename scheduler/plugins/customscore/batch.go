@@ -13,6 +13,7 @@ import (
 
 	apiconfig "kns3.dev/kns3/scheduler/apis/config"
 	"kns3.dev/kns3/scheduler/plugins/placement"
+	"kns3.dev/kns3/scheduler/plugins/profile"
 )
 
 // Opportunistic batching (KEP-5598, on by default in Kubernetes v1.37)
@@ -98,7 +99,7 @@ func (pl *CustomScore) signs() bool {
 		if pl.args.RefreshMode != apiconfig.RefreshBackground {
 			return
 		}
-		runs, known := placement.Runs(pl.handle, "PreFilter", Name)
+		runs, known := profile.Runs(pl.handle, profile.PreFilter, Name)
 		pl.batch.on = runs && known
 	})
 	return pl.batch.on
@@ -159,8 +160,12 @@ func (pl *CustomScore) remember(cs *placement.Cycle) {
 // rescore is PreScore when upstream's batching re-scores the node the
 // previous pod took: it scores with the ranking the batch was made from,
 // whatever simulation is newer, so that the node's new score and the
-// batch's others come from one simulation. It confirms, for the placement
-// event, that this cycle took its node from a reused ranking.
+// batch's others come from one simulation. It leaves that ranking's
+// simulation too: the profile's other plugins that read it
+// (NetworkCapacity) skip without it, and upstream re-ranks the batch
+// without the plugins whose PreScore skipped the re-score. It confirms,
+// for the placement event, that this cycle took its node from a reused
+// ranking.
 func (pl *CustomScore) rescore(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) *fwk.Status {
 	if c, err := placement.Read(state); err == nil && c.Reuse != nil {
 		c.Reuse.Confirm() // the Cycle PreFilter left, shared with the cycle's own state
@@ -170,7 +175,8 @@ func (pl *CustomScore) rescore(ctx context.Context, state fwk.CycleState, pod *v
 		// Not reached: a batch starts from a cycle that scored in full.
 		return fwk.AsStatus(fmt.Errorf("re-scoring pod %s inside a batch with no ranking kept", klog.KObj(pod)))
 	}
-	cs := &placement.Cycle{Scores: r.cycle.Scores, Feasible: make([]string, len(nodes)), Fallback: r.cycle.Fallback}
+	cs := &placement.Cycle{Scores: r.cycle.Scores, Feasible: make([]string, len(nodes)), Fallback: r.cycle.Fallback,
+		Simulation: r.cycle.Simulation, WarmUp: r.cycle.WarmUp}
 	for i, n := range nodes {
 		cs.Feasible[i] = n.Node().Name
 	}

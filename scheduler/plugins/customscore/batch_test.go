@@ -2,21 +2,29 @@ package customscore
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/sets"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
+	"k8s.io/kubernetes/pkg/scheduler/backend/cache"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/defaultbinder"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/queuesort"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 	st "k8s.io/kubernetes/pkg/scheduler/testing"
+	tf "k8s.io/kubernetes/pkg/scheduler/testing/framework"
 	"k8s.io/kubernetes/test/utils/ktesting"
 
-	"kns3.dev/kns3/scheduler/plugins/placement"
-
 	"kns3.dev/kns3/scheduler/plugins/network"
+	"kns3.dev/kns3/scheduler/plugins/networkcapacity"
+	"kns3.dev/kns3/scheduler/plugins/placement"
 )
 
 // listingHandle is a profile's framework that lists the plugins it runs
@@ -72,63 +80,117 @@ func TestSignPod(t *testing.T) {
 
 func ptrTo[T any](v T) *T { return &v }
 
-// A batch ranks every pod with one simulation. The scheduler re-scores the
-// node the previous pod took with PreScore on a copy of the cycle's
-// state; a refresh in between must not give that node a score from a
-// newer simulation than the batch's others. The next cycle that scores in
-// full takes the newer one.
+// batchProfile is a framework with CustomScorePlugin and NetworkCapacity
+// as the live control-plane install's profile runs them: Background mode,
+// CustomScorePlugin at preFilter, preScore and score (weight 10), and
+// NetworkCapacity after it at preScore and score (weight 20). It returns
+// the framework and its CustomScorePlugin.
+func batchProfile(t *testing.T, ctx context.Context, url string) (framework.Framework, *CustomScore) {
+	t.Helper()
+	var pl *CustomScore
+	newScore := func(ctx context.Context, _ runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
+		p, err := New(ctx, testArgs(t, "simulatorURL: "+url+"\nrefreshMode: Background\nrefreshInterval: 10ms\nmaxSimulationAge: 10s\ntimeout: 1s"), h)
+		if err == nil {
+			pl = p.(*CustomScore)
+			t.Cleanup(func() { _ = pl.Close() })
+		}
+		return p, err
+	}
+	fw, err := tf.NewFramework(ctx, []tf.RegisterPluginFunc{
+		tf.RegisterQueueSortPlugin(queuesort.Name, queuesort.New),
+		tf.RegisterBindPlugin(defaultbinder.Name, defaultbinder.New),
+		tf.RegisterPluginAsExtensionsWithWeight(Name, 10, newScore, "PreFilter", "PreScore", "Score"),
+		tf.RegisterPluginAsExtensionsWithWeight(networkcapacity.Name, 20, networkcapacity.New, "PreScore", "Score"),
+	}, testProfile, frameworkruntime.WithSnapshotSharedLister(cache.NewEmptySnapshot()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fw, pl
+}
+
+// linksBody is an answer scoring n1 at score1 and n2 at 0.1, each on a
+// measured 100 Mbit/s link, measured at.
+func linksBody(score1 float64, at time.Time) string {
+	link := fmt.Sprintf(`"bandwidth_mbps": 100, "measured": {"bandwidth_mbps": {"value": 100, "low": 95, "high": 105, "samples": 5, "measured_at": %q}}`,
+		at.Format(time.RFC3339Nano))
+	return fmt.Sprintf(`{"window_seconds": 5, "results": {"n1": {"score": %g, %s}, "n2": {"score": 0.1, %s}}}`, score1, link, link)
+}
+
+// A batch ranks every pod with one simulation, and with every plugin of
+// the profile. The scheduler re-scores the node the previous pod took
+// with PreScore on a copy of the cycle's state (upstream's
+// rescoreHintedNode); a refresh in between must not give that node a
+// score from a newer simulation than the batch's others, and
+// NetworkCapacity, which reads the simulation CustomScorePlugin leaves,
+// must score it too: a plugin that skips the re-score is left out of the
+// batch's new ranking, and the link that just took a pod would look as
+// free as before. The next cycle that scores in full takes the newer
+// simulation.
 func TestRescoreInsideABatchKeepsItsSimulation(t *testing.T) {
 	var body atomic.Value
 	var status atomic.Int32
-	body.Store(`{"results":{"n1":{"score":0.9},"n2":{"score":0.1}}}`)
+	measured := time.Now()
+	body.Store(linksBody(0.9, measured))
 	srv, _ := simulator(t, &body, &status)
-	pl := newTestPlugin(t, srv.URL, "refreshMode: Background\nrefreshInterval: 10ms\nmaxSimulationAge: 10s")
 	_, ctx := ktesting.NewTestContext(t)
-	nodes := nodeInfos("n1", "n2")
-	pod := st.MakePod().Name("p").Obj()
-	// score is Score's value for node after PreScore's status s on state:
-	// -1 when PreScore skipped scoring.
-	score := func(state fwk.CycleState, s *fwk.Status, node fwk.NodeInfo) int64 {
+	fw, pl := batchProfile(t, ctx, srv.URL)
+	pod := st.MakePod().Name("p").Annotation(networkcapacity.IngressBandwidthAnnotation, "60M").Obj()
+	// rawScores runs the profile's PreScore on state over nodes, as the
+	// scheduler does, then Score on node, and returns each plugin's raw
+	// score; PreScore's skips are the plugins missing.
+	rawScores := func(state fwk.CycleState, nodes []fwk.NodeInfo, node fwk.NodeInfo) map[string]int64 {
 		t.Helper()
-		switch {
-		case s.IsSkip():
-			return -1
-		case !s.IsSuccess():
+		if s := fw.RunPreScorePlugins(ctx, state, pod, nodes); !s.IsSuccess() {
 			t.Fatalf("PreScore: %v", s)
 		}
-		v, s := pl.Score(ctx, state, pod, node)
+		scores, s := fw.RunRawScorePlugins(ctx, state, pod, node)
 		if !s.IsSuccess() {
 			t.Fatalf("Score: %v", s)
 		}
-		return v
+		out := map[string]int64{}
+		for _, ps := range scores {
+			out[ps.Name] = ps.Score
+		}
+		return out
 	}
-	// fullCycle is a cycle that scores in full; it returns n1's score.
-	fullCycle := func() int64 {
+	preFilter := func() fwk.CycleState {
 		t.Helper()
 		state := framework.NewCycleState()
-		if _, s := pl.PreFilter(ctx, state, pod, nodes); !s.IsSuccess() {
+		if _, s, _ := fw.RunPreFilterPlugins(ctx, state, pod); !s.IsSuccess() {
 			t.Fatalf("PreFilter: %v", s)
 		}
-		return score(state, pl.PreScore(ctx, state, pod, nodes), nodes[0])
+		return state
 	}
-	eventually(t, "the first simulation", func() bool { return fullCycle() == 900 })
+	nodes := nodeInfos("n1", "n2")
+	eventually(t, "the first simulation", func() bool {
+		return rawScores(preFilter(), nodes, nodes[0])[Name] == 900
+	})
 
-	// The batch's first pod ranked with 0.9; the simulator now says 0.5.
-	body.Store(`{"results":{"n1":{"score":0.5},"n2":{"score":0.1}}}`)
+	// The batch's first pod ranked with 0.9 and went to n1; the simulator
+	// now says 0.5.
+	body.Store(linksBody(0.5, measured))
 	eventually(t, "the refresh", func() bool {
 		sim, _ := pl.source.simulation(ctx, pod)
 		return sim != nil && sim.Scores["n1"] == 500
 	})
+	n1 := framework.NewNodeInfo(st.MakePod().Name("previous").Annotation(networkcapacity.IngressBandwidthAnnotation, "60M").Obj())
+	n1.SetNode(nodes[0].Node())
 
 	// The next pod of the batch: its cycle's PreFilter, then the re-score
-	// of n1 on a copy of its state.
-	state := framework.NewCycleState()
-	if _, s := pl.PreFilter(ctx, state, pod, nodes); !s.IsSuccess() {
-		t.Fatalf("PreFilter: %v", s)
-	}
+	// of n1 on a copy of its state, over the batch's nodes and n1.
+	state := preFilter()
 	copied := state.Clone()
-	if got := score(copied, pl.PreScore(ctx, copied, pod, nodes), nodes[0]); got != 900 {
-		t.Errorf("re-scored n1 inside the batch at %d, want 900, the batch's simulation", got)
+	got := rawScores(copied, []fwk.NodeInfo{nodes[1], n1}, n1)
+	if skipped := copied.GetSkipScorePlugins(); skipped.Len() > 0 {
+		t.Errorf("PreScore skipped %v in the re-score: the batch's new ranking leaves them out", sets.List(skipped))
+	}
+	if got[Name] != 900 {
+		t.Errorf("re-scored n1 inside the batch at %d, want 900, the batch's simulation", got[Name])
+	}
+	// 40 Mbit/s left of 100 with the previous pod's 60 counted: 20 below
+	// the 80 % target, and a tenth of the 20 in the reserve.
+	if want := int64(22000); got[networkcapacity.Name] != want {
+		t.Errorf("NetworkCapacity re-scored n1 at %d, want %d: the previous pod's 60 Mbit/s counted on its link", got[networkcapacity.Name], want)
 	}
 	// The pod took a node from the batch: its event says so.
 	p := placement.FromCycleState(state, pod, "n1")
@@ -140,8 +202,8 @@ func TestRescoreInsideABatchKeepsItsSimulation(t *testing.T) {
 	}
 
 	// A cycle of its own takes the newer simulation.
-	if got := fullCycle(); got != 500 {
-		t.Errorf("a cycle scoring in full scored n1 %d, want 500, the newer simulation", got)
+	if got := rawScores(preFilter(), nodes, nodes[0]); got[Name] != 500 {
+		t.Errorf("a cycle scoring in full scored n1 %d, want 500, the newer simulation", got[Name])
 	}
 }
 

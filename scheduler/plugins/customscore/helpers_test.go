@@ -4,12 +4,16 @@ import (
 	"os"
 	"testing"
 
+	schedmetrics "k8s.io/kubernetes/pkg/scheduler/metrics"
+
 	"kns3.dev/kns3/scheduler/plugins/internal/simtest"
 )
 
 func TestMain(m *testing.M) {
 	// Unregistered component-base metrics record nothing.
 	registerMetrics()
+	// The scheduler's own, which a framework made in a test records into.
+	schedmetrics.Register()
 	os.Exit(m.Run())
 }
 

@@ -43,7 +43,7 @@ var (
 	FallbacksTotal = metrics.NewCounterVec(&metrics.CounterOpts{
 		Subsystem:      metricsSubsystem,
 		Name:           "fallbacks_total",
-		Help:           "Number of scheduling cycles in which CustomScorePlugin skipped scoring because it had no simulation scoring a feasible node, by reason: simulator_failed, breaker_open, stale, none_scored.",
+		Help:           "Number of scheduling cycles in which CustomScorePlugin skipped scoring because it had no simulation scoring a feasible node, by reason: simulator_failed, breaker_open, stale, none_scored, warming_up.",
 		StabilityLevel: metrics.ALPHA,
 	}, []string{profileLabel, "reason"})
 
@@ -112,7 +112,7 @@ type profileMetrics struct {
 func newProfileMetrics(profile string) *profileMetrics {
 	registerMetrics()
 	ScoredCyclesTotal.WithLabelValues(profile)
-	for _, reason := range []string{placement.FallbackSimulatorFailed, placement.FallbackBreakerOpen, placement.FallbackStale, placement.FallbackNoneScored} {
+	for _, reason := range []string{placement.FallbackSimulatorFailed, placement.FallbackBreakerOpen, placement.FallbackStale, placement.FallbackNoneScored, placement.FallbackWarmingUp} {
 		FallbacksTotal.WithLabelValues(profile, reason)
 	}
 	return &profileMetrics{profile: profile, fallbacks: map[string]int64{}}

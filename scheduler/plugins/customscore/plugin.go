@@ -31,6 +31,7 @@ import (
 	"kns3.dev/kns3/scheduler/plugins/customscore/simclient"
 	"kns3.dev/kns3/scheduler/plugins/network"
 	"kns3.dev/kns3/scheduler/plugins/placement"
+	"kns3.dev/kns3/scheduler/plugins/profile"
 	"kns3.dev/kns3/scheduler/plugins/score"
 )
 
@@ -57,9 +58,11 @@ type CustomScore struct {
 	// drift lists the running pods whose node has drifted, in the
 	// published status; nil when off or without informers.
 	drift *drift.Tracker
-	// nodes are the cluster's, whose scores alone the status names; nil
-	// without informers.
+	// nodes are the cluster's, whose scores alone the status names; pods
+	// are the cluster's, counted on their node's link in the status when
+	// the profile scores with NetworkCapacity. Nil without informers.
 	nodes corelisters.NodeLister
+	pods  corelisters.PodLister
 	// answers are the metrics read from the newest answer when scraped.
 	answers *answerMetrics
 	// handle is the profile's framework (nil in some tests).
@@ -91,12 +94,14 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 	if err != nil {
 		return nil, err
 	}
-	profile := ""
+	profileName := ""
 	if h != nil {
-		profile = h.ProfileName()
+		profileName = h.ProfileName()
 	}
-	m := newProfileMetrics(profile)
-	logger := klog.FromContext(ctx).WithValues("plugin", Name, "profile", profile)
+	// What the status says of the plugin's points (profile.Scoring).
+	profile.DeclareScoring(h, status.ScorePlugin{Name: Name})
+	m := newProfileMetrics(profileName)
+	logger := klog.FromContext(ctx).WithValues("plugin", Name, "profile", profileName)
 	pl := &CustomScore{args: args, metrics: m, absolute: args.Normalization == apiconfig.NormalizationAbsolute, handle: h}
 	pl.batch.now = time.Now
 	var announce func(*network.Simulation)
@@ -116,18 +121,18 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 	m.maxSimulationAge(args.MaxSimulationAge.Duration)
 	pl.source = newSource(args, pl.client, m, logger, idle)
 	pl.breaker, _ = pl.source.(breakerReporter)
-	pl.watchCluster(h, profile)
-	pl.answers = &answerMetrics{profile: profile, client: pl.client, nodes: pl.nodes}
+	pl.watchCluster(h, profileName)
+	pl.answers = &answerMetrics{profile: profileName, client: pl.client, nodes: pl.nodes}
 	pl.answers.ager, _ = pl.source.(simulationAger)
 	answers.add(pl.answers)
 	ctx, pl.stop = context.WithCancel(klog.NewContext(ctx, logger))
 	pl.wg.Go(func() { pl.source.run(ctx) })
 	if args.RefreshMode == apiconfig.RefreshPerCycle {
-		pl.wg.Go(func() { warnIfShared(ctx, profile, schedconfig.Running) })
+		pl.wg.Go(func() { warnIfShared(ctx, profileName, schedconfig.Running) })
 	}
 	logConfigured(logger, args, pl.shownURL)
 	if publishing {
-		pub := publish.New(h.ClientSet(), namespace, profile, pl.statusSource(profile))
+		pub := publish.New(h.ClientSet(), namespace, profileName, pl.statusSource(profileName))
 		pl.wg.Go(func() { pub.Run(ctx) })
 	} else {
 		logger.V(1).Info("Not publishing the plugin's status: the scheduler does not know its pod's namespace",
@@ -137,17 +142,18 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 }
 
 // watchCluster takes the listers the status needs from the framework's
-// informers: the nodes, and the pods when drift is listed. Without
-// informers (a test's handle) the status names every node and lists no
-// drift.
+// informers: the nodes, and the pods, which the scheduler watches anyway
+// (drift lists them, and the status counts them on their node's link).
+// Without informers (a test's handle) the status names every node, counts
+// no link and lists no drift.
 func (pl *CustomScore) watchCluster(h fwk.Handle, profile string) {
 	if h == nil || h.SharedInformerFactory() == nil {
 		return
 	}
 	informers := h.SharedInformerFactory().Core().V1()
-	pl.nodes = informers.Nodes().Lister()
+	pl.nodes, pl.pods = informers.Nodes().Lister(), informers.Pods().Lister()
 	if pl.args.DriftMarginMilli > 0 {
-		pl.drift = drift.New(profile, pl.args.DriftMarginMilli, informers.Pods().Lister(), pl.nodes)
+		pl.drift = drift.New(profile, pl.args.DriftMarginMilli, pl.pods, pl.nodes)
 	}
 }
 
@@ -212,8 +218,17 @@ func (pl *CustomScore) PreScore(ctx context.Context, state fwk.CycleState, pod *
 // rank fills cs, whose Feasible nodes are set, from the cycle's
 // simulation (nil: none, for the reason fallback) and counts the cycle in
 // the metrics. It returns Skip when the cycle has nothing to score with.
+// A warming-up simulator's answer (its scores all 0 for the nodes it has
+// measured) is nothing to score with either, and it leaves no simulation
+// in the cycle: the profile's other plugins that read it
+// (NetworkCapacity) skip too.
 func (pl *CustomScore) rank(ctx context.Context, cs *placement.Cycle, pod *v1.Pod, sim *network.Simulation, fallback string) *fwk.Status {
 	logger := klog.FromContext(ctx)
+	if sim != nil && sim.WarmUp != nil {
+		logger.V(2).Info("Simulator is warming up: too few nodes measured in full to rank them; scoring skipped", "pod", klog.KObj(pod),
+			"measuredInFull", sim.WarmUp.MeasuredInFull, "nodes", sim.WarmUp.Nodes, "quorum", sim.WarmUp.Quorum)
+		sim, fallback, cs.WarmUp = nil, placement.FallbackWarmingUp, sim.WarmUp
+	}
 	if sim == nil {
 		pl.metrics.fallback(fallback)
 		cs.Fallback = fallback
@@ -263,10 +278,16 @@ func (pl *CustomScore) Close() error {
 // ScoreExtensions returns the plugin itself, which normalizes its scores.
 func (pl *CustomScore) ScoreExtensions() fwk.ScoreExtensions { return pl }
 
+// pointsKey is where NormalizeScore leaves the cycle's normalized scores,
+// for the placement event.
+var pointsKey = placement.PointsKey(Name)
+
 // NormalizeScore maps the scores onto [0, MaxNodeScore] as the args'
-// normalization says (score.Normalize).
-func (pl *CustomScore) NormalizeScore(_ context.Context, _ fwk.CycleState, _ *v1.Pod, scores fwk.NodeScoreList) *fwk.Status {
+// normalization says (score.Normalize), and leaves them in the cycle
+// state for the placement event (placement.WritePoints).
+func (pl *CustomScore) NormalizeScore(_ context.Context, state fwk.CycleState, _ *v1.Pod, scores fwk.NodeScoreList) *fwk.Status {
 	score.Normalize(scores, pl.absolute)
+	placement.WritePoints(state, pointsKey, scores)
 	return nil
 }
 

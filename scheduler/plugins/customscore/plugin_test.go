@@ -3,6 +3,7 @@ package customscore
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -87,6 +88,10 @@ func scoreCycle(t *testing.T, pl *CustomScore, nodes []fwk.NodeInfo) (raw, norma
 	}
 	for _, ns := range list {
 		normalized[ns.Name] = ns.Score
+	}
+	// The placement event reads the same scores from the cycle state.
+	if kept, ok := placement.ReadPoints(state, Name); !ok || !maps.Equal(kept, normalized) {
+		t.Errorf("points left in the cycle state %v, %t; want the normalized scores %v", kept, ok, normalized)
 	}
 	return raw, normalized
 }

@@ -4,10 +4,13 @@ import (
 	"os"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
 	"kns3.dev/kns3/scheduler/apis/status"
+	"kns3.dev/kns3/scheduler/plugins/capacity"
 	"kns3.dev/kns3/scheduler/plugins/network"
+	"kns3.dev/kns3/scheduler/plugins/profile"
 )
 
 // breakerReporter is a source with a circuit breaker, whose state the
@@ -49,7 +52,7 @@ func (pl *CustomScore) knownNodesOnly(sim *status.Simulation) {
 // one place that turns the plugin's state into a status.ProfileStatus. It
 // is called from the publisher's goroutine only, and only reads: it never
 // asks the simulator.
-func (pl *CustomScore) statusSource(profile string) func() status.ProfileStatus {
+func (pl *CustomScore) statusSource(profileName string) func() status.ProfileStatus {
 	started := time.Now()
 	hostname, _ := os.Hostname()
 	var described *network.Simulation
@@ -58,7 +61,7 @@ func (pl *CustomScore) statusSource(profile string) func() status.ProfileStatus 
 	return func() status.ProfileStatus {
 		scored, fallbacks := pl.metrics.counts()
 		doc := status.ProfileStatus{
-			Profile:       profile,
+			Profile:       profileName,
 			Instance:      hostname,
 			Started:       started,
 			RefreshMode:   string(pl.args.RefreshMode),
@@ -66,6 +69,7 @@ func (pl *CustomScore) statusSource(profile string) func() status.ProfileStatus 
 			ScoredCycles:  scored,
 			Fallbacks:     fallbacks,
 		}
+		doc.Scoring, _ = profile.Scoring(pl.handle)
 		if pl.breaker != nil {
 			doc.Breaker = pl.breaker.breakerState()
 		}
@@ -80,7 +84,8 @@ func (pl *CustomScore) statusSource(profile string) func() status.ProfileStatus 
 					if metrics == nil {
 						metrics = map[string]status.NodeMetrics{}
 					}
-					metrics[node] = status.NodeMetrics{LatencyMs: m.LatencyMs, BandwidthMbps: m.BandwidthMbps, PacketLoss: m.PacketLoss, BandwidthAtLeast: m.BandwidthAtLeast}
+					metrics[node] = status.NodeMetrics{LatencyMs: m.LatencyMs, BandwidthMbps: m.BandwidthMbps, PacketLoss: m.PacketLoss,
+						BandwidthAtLeast: m.BandwidthAtLeast, LinkUseMbps: m.LinkUseMbps}
 				}
 			}
 			doc.Simulator.Simulation = &status.Simulation{
@@ -92,6 +97,10 @@ func (pl *CustomScore) statusSource(profile string) func() status.ProfileStatus 
 				Unscored:      len(newest.Invalid),
 				Metrics:       metrics,
 			}
+			if args := capacityArgs(doc.Scoring); args != nil && pl.pods != nil {
+				// The pods placed since change from one publication to the next.
+				doc.Simulator.Simulation.Metrics = pl.withCapacity(metrics, newest.Links(), *args, time.Now())
+			}
 			pl.knownNodesOnly(doc.Simulator.Simulation)
 		}
 		if pl.drift != nil {
@@ -100,4 +109,52 @@ func (pl *CustomScore) statusSource(profile string) func() status.ProfileStatus 
 		}
 		return doc
 	}
+}
+
+// capacityArgs is NetworkCapacity's args when the profile scores with it.
+func capacityArgs(scoring []status.ScorePlugin) *status.CapacityArgs {
+	for _, p := range scoring {
+		if p.Name == status.NetworkCapacity && p.Capacity != nil {
+			return p.Capacity
+		}
+	}
+	return nil
+}
+
+// withCapacity returns a copy of metrics in which each node whose link
+// links describes has that link as NetworkCapacity counts it for a new pod
+// at now (status.LinkCapacity): less its measured use and the need of the
+// pods on the node the measurement does not hold yet, as the plugin
+// counts them (capacity.Counted), from the scheduler's informer. A pod the
+// scheduler has assumed and not bound yet is not there; it is a moment
+// later.
+func (pl *CustomScore) withCapacity(metrics map[string]status.NodeMetrics, links map[string]network.Link, args status.CapacityArgs, now time.Time) map[string]status.NodeMetrics {
+	byNode := map[string][]*v1.Pod{}
+	if pods, err := pl.pods.List(labels.Everything()); err == nil {
+		for _, p := range pods {
+			if _, ok := links[p.Spec.NodeName]; ok {
+				byNode[p.Spec.NodeName] = append(byNode[p.Spec.NodeName], p)
+			}
+		}
+	}
+	out := make(map[string]status.NodeMetrics, len(metrics))
+	for node, m := range metrics {
+		if l, ok := links[node]; ok {
+			c := &status.LinkCapacity{RankedBandwidthMbps: l.RankedBandwidthMbps, CountedSince: capacity.CountedSince(l.WindowStart)}
+			for _, p := range byNode[node] {
+				if capacity.Counted(p, l.WindowStart, now) {
+					c.CountedMbps += capacity.NeedMbps(p, args.DefaultPodMbps)
+					c.CountedPods++
+				}
+			}
+			use := 0.0
+			if l.UseMeasured {
+				use = l.UseMbps
+			}
+			c.FreeMbps, _ = capacity.Room(l.BandwidthMbps, use, c.CountedMbps, args.TargetUtilizationPercent)
+			m.Capacity = c
+		}
+		out[node] = m
+	}
+	return out
 }

@@ -2,22 +2,28 @@ package customscore
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 	st "k8s.io/kubernetes/pkg/scheduler/testing"
 	"k8s.io/kubernetes/test/utils/ktesting"
 
 	"kns3.dev/kns3/scheduler/apis/status"
+	"kns3.dev/kns3/scheduler/plugins/capacity"
 	"kns3.dev/kns3/scheduler/plugins/customscore/breaker"
 	"kns3.dev/kns3/scheduler/plugins/customscore/simclient"
 	"kns3.dev/kns3/scheduler/plugins/placement"
+	"kns3.dev/kns3/scheduler/plugins/profile"
 )
 
 const plainProfile = "kns-3-scheduler"
@@ -181,5 +187,85 @@ func TestStatusNamesOnlyKnownNodes(t *testing.T) {
 	}
 	if _, ok := sim.Metrics["<script>\a"]; ok || len(sim.Metrics) != 1 {
 		t.Errorf("metrics %v, want only n1's", sim.Metrics)
+	}
+}
+
+// scoringHandle is informerHandle in a profile that scores with
+// CustomScorePlugin at weight 10 and NetworkCapacity at 20.
+type scoringHandle struct {
+	informerHandle
+}
+
+func (h scoringHandle) ListPlugins() *config.Plugins {
+	return &config.Plugins{Score: config.PluginSet{Enabled: []config.Plugin{
+		{Name: "NodeResourcesFit", Weight: 1}, {Name: Name, Weight: 10}, {Name: status.NetworkCapacity, Weight: 20}}}}
+}
+
+// The status says how the profile scores (its KNS-3 plugins, weights and
+// NetworkCapacity's args) and, of each node's link, its measured use and
+// what NetworkCapacity counts against it now: the pods placed since the
+// measurement's window began, less the time a pod takes to start.
+func TestStatusCountsLinks(t *testing.T) {
+	measured := time.Now().Add(-2 * time.Second).UTC().Truncate(time.Second)
+	at := measured.Format(time.RFC3339Nano)
+	body := fmt.Sprintf(`{"results":{
+		"n1":{"score":0.9,"bandwidth_mbps":100,"measured":{"bandwidth_mbps":{"value":100,"low":95,"high":105,"samples":3,"measured_at":%q},"link_use_mbps":{"value":10,"samples":5,"measured_at":%q}}},
+		"n2":{"score":0.5,"bandwidth_mbps":98,"measured":{"bandwidth_mbps":{"value":98,"low":93,"high":103,"samples":3,"measured_at":%q}}},
+		"n3":{"score":0.1,"latency_ms":1}},
+		"timestamp":%q,"window_seconds":5}`, at, at, at, at)
+	srv, _ := countingServer(t, func(_ int32, w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(body)) })
+	h := scoringHandle{handleWithNodes(t, "n1", "n2", "n3")}
+	bound := func(name, node string, placed time.Time, need string) *v1.Pod {
+		p := st.MakePod().Namespace("ns").Name(name).Node(node).Obj()
+		if need != "" {
+			p.Annotations = map[string]string{capacity.IngressBandwidthAnnotation: need}
+		}
+		// Started as soon as placed: its containers ready at once.
+		p.Status.Conditions = []v1.PodCondition{
+			{Type: v1.PodScheduled, Status: v1.ConditionTrue, LastTransitionTime: metav1.NewTime(placed)},
+			{Type: v1.ContainersReady, Status: v1.ConditionTrue, LastTransitionTime: metav1.NewTime(placed)},
+		}
+		return p
+	}
+	for _, p := range []*v1.Pod{
+		bound("since", "n1", measured.Add(-time.Second), "20M"),  // in the window: counted
+		bound("undeclared", "n1", measured, ""),                  // counted at defaultPodMbps
+		bound("long-ago", "n1", measured.Add(-time.Hour), "30M"), // held by the measurement
+		bound("elsewhere", "n3", measured, "40M"),                // a node without a link
+	} {
+		if err := h.informers.Core().V1().Pods().Informer().GetIndexer().Add(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	profile.DeclareScoring(h, status.ScorePlugin{Name: status.NetworkCapacity, Capacity: &status.CapacityArgs{DefaultPodMbps: 7, TargetUtilizationPercent: 80}})
+	pl := newProfilePlugin(t, srv.URL, "", h)
+	scoreCycle(t, pl, nodeInfos("n1", "n2", "n3"))
+	doc := pl.statusSource(plainProfile)()
+	wantScoring := []status.ScorePlugin{{Name: Name, Weight: 10},
+		{Name: status.NetworkCapacity, Weight: 20, Capacity: &status.CapacityArgs{DefaultPodMbps: 7, TargetUtilizationPercent: 80}}}
+	if diff := cmp.Diff(wantScoring, doc.Scoring); diff != "" {
+		t.Errorf("scoring (-want,+got):\n%s", diff)
+	}
+	m := doc.Simulator.Simulation.Metrics
+	if u := m["n1"].LinkUseMbps; u == nil || *u != 10 {
+		t.Errorf("n1's link use %v, want 10", u)
+	}
+	since := measured.Add(-5*time.Second - 6*time.Second)
+	want := map[string]*status.LinkCapacity{
+		"n1": {RankedBandwidthMbps: 100, CountedMbps: 27, CountedPods: 2, CountedSince: since, FreeMbps: 63},
+		// Within n1's noise: ranked as n1.
+		"n2": {RankedBandwidthMbps: 100, CountedSince: since, FreeMbps: 98},
+		"n3": nil,
+	}
+	for node, w := range want {
+		if diff := cmp.Diff(w, m[node].Capacity); diff != "" {
+			t.Errorf("%s's link (-want,+got):\n%s", node, diff)
+		}
+	}
+	// A profile that does not score with NetworkCapacity counts no link.
+	plain := newProfilePlugin(t, srv.URL, "", handleWithNodes(t, "n1"))
+	scoreCycle(t, plain, nodeInfos("n1"))
+	if c := plain.statusSource(plainProfile)().Simulator.Simulation.Metrics["n1"].Capacity; c != nil {
+		t.Errorf("n1's link counted without NetworkCapacity: %+v", c)
 	}
 }

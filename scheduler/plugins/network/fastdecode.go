@@ -10,7 +10,9 @@ import (
 // fastDecode decodes the common shape of a /simulate body in one pass
 // without reflection: an object whose "results" (any case) is an object of
 // node name → object with a numeric or null "score" (any case). It checks
-// the whole body's JSON grammar as it goes. Anything else (the array shape,
+// the whole body's JSON grammar as it goes, and notes where a "warm_up"
+// is, to read that small value alone once the body is checked (warmUpOf,
+// as encoding/json's path does). Anything else (the array shape,
 // string scores, bare NaN, escaped names or names that are not UTF-8,
 // duplicate or differently cased keys, out-of-range numbers, nesting deeper
 // than encoding/json allows, malformed input) returns ok=false, and the
@@ -23,7 +25,8 @@ func fastDecode(body []byte) (sim *Simulation, ok bool) {
 		return nil, false
 	}
 	var scores map[string]int64
-	seenResults := false
+	var warmUp []byte
+	seenResults, seenWarmUp := false, false
 	p.space()
 	if p.consume('}') {
 		return nil, false // no results: the slow path words the error
@@ -42,7 +45,17 @@ func fastDecode(body []byte) (sim *Simulation, ok bool) {
 			if scores, ok = p.results(); !ok {
 				return nil, false
 			}
-		case strings.EqualFold(key, "results"):
+		case key == "warm_up":
+			if seenWarmUp {
+				return nil, false
+			}
+			seenWarmUp = true
+			start := p.i
+			if !p.skipValue(1) {
+				return nil, false
+			}
+			warmUp = p.b[start:p.i]
+		case strings.EqualFold(key, "results"), strings.EqualFold(key, "warm_up"):
 			// Case variants have encoding/json's precedence rules.
 			return nil, false
 		default:
@@ -62,7 +75,7 @@ func fastDecode(body []byte) (sim *Simulation, ok bool) {
 	if p.i != len(p.b) || scores == nil {
 		return nil, false
 	}
-	return &Simulation{Scores: scores}, true
+	return &Simulation{Scores: scores, WarmUp: warmUpOf(warmUp)}, true
 }
 
 type parser struct {

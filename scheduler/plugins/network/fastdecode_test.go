@@ -55,6 +55,21 @@ var decodeBodies = append([]string{
 	`[]`,
 	``,
 	`{}`,
+	// A warming-up simulator's answer, and odd warm-ups.
+	`{"warm_up":{"measured_in_full":3,"nodes":100,"quorum":0.9},"results":{"a":{"score":0},"b":{"score":0}}}`,
+	`{"results":{"a":{"score":0}},"warm_up":{"measured_in_full":3,"nodes":100,"quorum":0.9,"extra":[1]}}`,
+	`{"results":{"a":{"score":0.5}},"warm_up":null}`,
+	`{"results":{"a":{"score":0.5}},"warm_up":{}}`,
+	`{"results":{"a":{"score":0.5}},"warm_up":"soon"}`,
+	`{"results":{"a":{"score":0.5}},"warm_up":[1,2]}`,
+	`{"results":{"a":{"score":0.5}},"warm_up":{"measured_in_full":"3","nodes":-1,"quorum":2}}`,
+	`{"results":{"a":{"score":0.5}},"warm_up":{"measured_in_full":1e300,"nodes":1.5,"quorum":0.5}}`,
+	`{"results":{"a":{"score":0}},"warm_up":{"nodes":1},"warm_up":{"nodes":2}}`,
+	`{"results":{"a":{"score":0}},"Warm_Up":{"nodes":1}}`,
+	`{"results":{"a":{"score":0}},"warm_up":{"nodes":1},"WARM_UP":null}`,
+	`{"results":{"a":{"score":0}},"warm_up":{"nodes":1}}`,
+	`{"results":{"a":{"score":0}},"warm_up":{"nodes":1}`,
+	`{"results":{"a":{"score":0}},"warm_up":{"nodes":01}}`,
 }, deepBodies()...)
 
 // jsonMaxDepth is encoding/json's maxNestingDepth: at most this many arrays
@@ -148,6 +163,9 @@ func checkAgreement(t *testing.T, body []byte) (taken bool) {
 	}
 	if diff := cmp.Diff(slow.Scores, fast.Scores, cmpopts.EquateEmpty()); diff != "" || len(slow.Invalid) > 0 {
 		t.Errorf("%s: fast and slow decodes differ (-slow +fast):\n%s invalid=%v", quoteBody(body), diff, slow.Invalid)
+	}
+	if diff := cmp.Diff(slow.WarmUp, fast.WarmUp); diff != "" {
+		t.Errorf("%s: fast and slow decodes read the warm-up apart (-slow +fast):\n%s", quoteBody(body), diff)
 	}
 	return true
 }

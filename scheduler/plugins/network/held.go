@@ -2,12 +2,14 @@ package network
 
 import (
 	fwk "k8s.io/kube-scheduler/framework"
+
+	"kns3.dev/kns3/scheduler/apis/status"
 )
 
 // ScorePlugin is CustomScorePlugin's name: the plugin that asks the
 // simulator and leaves its answer in the cycle state, for the profile's
 // other plugins, under keys that carry its name, as upstream's keys do.
-const ScorePlugin = "CustomScorePlugin"
+const ScorePlugin = status.CustomScorePlugin
 
 // heldKey is where CustomScorePlugin's PreFilter leaves the simulation it
 // holds as the cycle starts: a Filter plugin that reads the network runs

@@ -16,8 +16,9 @@ type Link struct {
 	// and the high end is for a lower bound too.
 	BandwidthLowMbps, BandwidthHighMbps float64
 	// RankedBandwidthMbps is the bandwidth to rank the link at: a faster
-	// link's, when the two cannot be told apart (tieBandwidths), else
-	// BandwidthMbps. Noise must not rank nodes.
+	// link's, when the two cannot be told apart or differ too little to
+	// count (tieBandwidths), else BandwidthMbps. Noise and trivia must not
+	// rank nodes.
 	RankedBandwidthMbps float64
 	// UseMbps is the traffic already on the link when UseMeasured.
 	UseMbps     float64
@@ -43,14 +44,21 @@ func (l Link) FreeMbps() float64 {
 // call, then returns the same map, which readers must not change: a
 // Background simulation is shared by many cycles.
 func (s *Simulation) Links() map[string]Link {
-	s.linksOnce.Do(func() { s.links = linksOf(s.Body) })
+	s.linksOnce.Do(func() { s.links, s.window = linksOf(s.Body) })
 	return s.links
 }
 
-// linksOf reads the links an answer describes: in one pass without
-// reflection when the answer has the common shape (fastLinkReadings), else
-// with encoding/json. Both give the same links.
-func linksOf(body []byte) map[string]Link {
+// Window is the window the answer's numbers average over, its
+// window_seconds; 0 when it names none. It is read with the links, once.
+func (s *Simulation) Window() time.Duration {
+	s.Links()
+	return s.window
+}
+
+// linksOf reads the links an answer describes, and its window: in one pass
+// without reflection when the answer has the common shape
+// (fastLinkReadings), else with encoding/json. Both give the same links.
+func linksOf(body []byte) (map[string]Link, time.Duration) {
 	r, ok := fastLinkReadings(body)
 	if !ok {
 		r = slowLinkReadings(body)
@@ -69,7 +77,7 @@ func linksOf(body []byte) map[string]Link {
 		links[node] = l
 	}
 	tieBandwidths(links)
-	return links
+	return links, window
 }
 
 // linkReadings are what an answer says of links, as read off the wire and
@@ -104,9 +112,17 @@ func numberOf(v any) number {
 	return number{}
 }
 
-// link judges r: false when it gives no finite bandwidth of at least 0.
+// MaxMbps is the most a link's bandwidth or use can read, 1 Pbit/s: a
+// thousand times the fastest NIC. A larger number is no measurement but a
+// corrupt or hostile answer, and read as one it would overflow what the
+// plugins rank by (a score in kbit/s is an int64).
+const MaxMbps = 1e9
+
+// link judges r: false when it gives no finite bandwidth from 0 to
+// MaxMbps. A use above MaxMbps is none, and an interval's end above it no
+// end.
 func (r linkReading) link(stamp time.Time, window time.Duration) (Link, bool) {
-	if !r.bandwidth.ok || r.bandwidth.v < 0 {
+	if !r.bandwidth.ok || r.bandwidth.v < 0 || r.bandwidth.v > MaxMbps {
 		return Link{}, false
 	}
 	bw := r.bandwidth.v
@@ -115,11 +131,11 @@ func (r linkReading) link(stamp time.Time, window time.Duration) (Link, bool) {
 	if r.low.ok && r.low.v >= 0 && r.low.v <= bw {
 		l.BandwidthLowMbps = r.low.v
 	}
-	if r.high.ok && r.high.v >= bw && !r.atLeast {
+	if r.high.ok && r.high.v >= bw && r.high.v <= MaxMbps && !r.atLeast {
 		l.BandwidthHighMbps = r.high.v
 	}
 	newest, _ := parseTime(r.bandwidthAt)
-	if r.use.ok && r.use.v >= 0 {
+	if r.use.ok && r.use.v >= 0 && r.use.v <= MaxMbps {
 		l.UseMbps, l.UseMeasured = r.use.v, true
 		if t, ok := parseTime(r.useAt); ok {
 			newest = t

@@ -31,6 +31,9 @@ type Metrics struct {
 	// BandwidthAtLeast says the simulator serves the bandwidth as a lower
 	// bound (its "measured" estimate's at_least).
 	BandwidthAtLeast bool
+	// LinkUseMbps is the traffic measured on the node's link (its
+	// "measured" link_use_mbps), nil when not measured.
+	LinkUseMbps *float64
 	// Measured are the estimates of the metrics the simulator measured
 	// itself (the answer's "measured"); nil for a node it did not measure.
 	Measured *Measured
@@ -65,6 +68,11 @@ func MetaOf(body []byte) Meta {
 		nm := Metrics{LatencyMs: finite(r.LatencyMs), BandwidthMbps: finite(r.BandwidthMbps), PacketLoss: finite(r.PacketLoss)}
 		if bw := r.Measured.BandwidthMbps; nm.BandwidthMbps != nil && bw != nil {
 			nm.BandwidthAtLeast = bw.AtLeast
+		}
+		if u := r.Measured.LinkUseMbps; u != nil {
+			if use := finite(u.Value); use != nil && *use >= 0 {
+				nm.LinkUseMbps = use
+			}
 		}
 		nm.Measured = r.Measured.estimates()
 		if nm.LatencyMs != nil || nm.BandwidthMbps != nil || nm.PacketLoss != nil || nm.Measured != nil {

@@ -24,9 +24,17 @@ func TestMetaOfMetrics(t *testing.T) {
 	// A live answer says how sure each metric is: a bandwidth served as a
 	// lower bound is kept as one.
 	live := MetaOf([]byte(`{"results":{"fast":{"score":1,"bandwidth_mbps":500,"measured":{"bandwidth_mbps":{"value":500,"low":500,"at_least":true,"samples":7}}},
-		"shaped":{"score":0.2,"bandwidth_mbps":19.3,"measured":{"bandwidth_mbps":{"value":19.3,"low":17.4,"high":21.3,"samples":2}}}}}`)).Metrics
+		"shaped":{"score":0.2,"bandwidth_mbps":19.3,"measured":{"bandwidth_mbps":{"value":19.3,"low":17.4,"high":21.3,"samples":2},"link_use_mbps":{"value":12.5,"samples":5}}},
+		"odd":{"score":0.2,"bandwidth_mbps":10,"measured":{"link_use_mbps":{"value":-1}}}}}`)).Metrics
 	if f, s := live["fast"], live["shaped"]; !f.BandwidthAtLeast || s.BandwidthAtLeast || s.BandwidthMbps == nil || *s.BandwidthMbps != 19.3 {
 		t.Errorf("fast %+v, shaped %+v: want fast's bandwidth a lower bound, shaped's a measurement", f, s)
+	}
+	// The link's measured use, when there is one that is a use.
+	if s := live["shaped"]; s.LinkUseMbps == nil || *s.LinkUseMbps != 12.5 {
+		t.Errorf("shaped %+v: want a link use of 12.5", s)
+	}
+	if f, o := live["fast"], live["odd"]; f.LinkUseMbps != nil || o.LinkUseMbps != nil {
+		t.Errorf("fast %+v, odd %+v: want no link use (none measured, and a negative one)", f, o)
 	}
 }
 

@@ -3,9 +3,9 @@
 // its links (Links), the network between nodes (Pairs) and what else it
 // says (MetaOf, DescribedUntil); the answer CustomScorePlugin holds for the
 // cycle's filters (WriteHeld, Held); and the announcement of each new
-// answer to the plugins that listen (OnNewSimulation). CustomScorePlugin's client (its simclient)
-// asks the simulator; the profile's other plugins never do, and read the
-// answer through this package. It imports no plugin.
+// answer to the plugins that listen (OnNewSimulation). CustomScorePlugin's
+// client (its simclient) asks the simulator; the profile's other plugins
+// never do, and read the answer through this package. It imports no plugin.
 package network
 
 import (
@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"kns3.dev/kns3/scheduler/plugins/score"
 )
@@ -32,13 +33,26 @@ type Simulation struct {
 	// Body is the answer's body, read again off the cycle for what scoring
 	// does not need (MetaOf, meta.go).
 	Body []byte
+	// WarmUp is not nil while the simulator warms up: it has measured too
+	// few nodes in full to rank them, and scores every measured node 0.
+	// Nothing should be ranked or filtered by such an answer.
+	WarmUp *WarmUp
 
-	// links is what Links read off Body, once.
+	// links and window are what Links read off Body, once.
 	linksOnce sync.Once
 	links     map[string]Link
+	window    time.Duration
 	// pairs is what Pairs read off Body, once (pairs.go).
 	pairsOnce sync.Once
 	pairs     *Pairs
+}
+
+// WarmUp is how far a warming-up simulator's measurements are from
+// ranking nodes: MeasuredInFull of Nodes have every metric measured, and
+// it ranks once Quorum (a share) of them have.
+type WarmUp struct {
+	MeasuredInFull, Nodes int
+	Quorum                float64
 }
 
 // wireResponse is the consumer's view of a SimulationResponse. encoding/json
@@ -46,6 +60,35 @@ type Simulation struct {
 // what the API contract asks of the consumer.
 type wireResponse struct {
 	Results *wireResults `json:"results"`
+	// WarmUp is read by warmUpOf: an odd one must not cost the scores.
+	WarmUp json.RawMessage `json:"warm_up"`
+}
+
+// warmUpOf reads a "warm_up" value: an object is a warm-up, whatever of it
+// is readable (a field missing or not a number reads 0); null, or any
+// other value, is none. Both decoders read it so, from the value's bytes.
+func warmUpOf(raw []byte) *WarmUp {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] != '{' {
+		return nil
+	}
+	var w struct {
+		MeasuredInFull any `json:"measured_in_full"`
+		Nodes          any `json:"nodes"`
+		Quorum         any `json:"quorum"`
+	}
+	_ = json.Unmarshal(raw, &w) // an object: every field is an any
+	count := func(v any) int {
+		if f := finite(v); f != nil && *f >= 0 {
+			return int(min(*f, math.MaxInt32))
+		}
+		return 0
+	}
+	out := &WarmUp{MeasuredInFull: count(w.MeasuredInFull), Nodes: count(w.Nodes)}
+	if q := finite(w.Quorum); q != nil && *q >= 0 && *q <= 1 {
+		out.Quorum = *q
+	}
+	return out
 }
 
 // wireResults accepts both shapes of "results": an object keyed by node
@@ -171,7 +214,7 @@ func decodeWithEncodingJSON(body []byte) (*Simulation, error) {
 	if resp.Results == nil || resp.Results.byNode == nil {
 		return nil, errors.New("simulation response has no results")
 	}
-	sim := &Simulation{Scores: make(map[string]int64, len(resp.Results.byNode))}
+	sim := &Simulation{Scores: make(map[string]int64, len(resp.Results.byNode)), WarmUp: warmUpOf(resp.WarmUp)}
 	for name, s := range resp.Results.byNode {
 		v, ok := milliScore(s)
 		if !ok {

@@ -1,54 +1,40 @@
 package network
 
-import (
-	"cmp"
-	"slices"
-)
+import "kns3.dev/kns3/simulator/api/ties"
 
-// tieNarrowing narrows a served 95 % interval to the width at which two
-// intervals of equal width that do not overlap mean a 95 % test tells
-// them apart (1.386/1.960, the z of an 83.4 % interval), as the
-// simulator does when it ties scores.
-const tieNarrowing = 1.3859 / 1.9600
-
-// tieBandwidths sets each link's RankedBandwidthMbps. Links are taken
-// fastest first; every link whose narrowed interval reaches the fastest
-// remaining link's is ranked at that link's bandwidth. Two identical links
-// the probes measured a few Mbit/s apart so rank alike.
+// tieBandwidths sets each link's RankedBandwidthMbps by the rule the
+// simulator ties its scores by (simulator/api/ties): links are taken
+// fastest first, and every link whose span reaches the fastest remaining
+// link's ranks at that link's bandwidth. A span is the served 95 %
+// interval, narrowed so that two spans apart mean a 95 % test tells the
+// links apart, and reaching down at least a fifth of the bandwidth
+// (ties.DefaultBandwidthRatio): two identical links the probes measured a
+// few Mbit/s apart rank alike, and so do two links too close for the
+// difference to be worth moving a pod.
 //
-// A lower bound keeps its bound: its interval has no upper end, and
-// ranking it at a faster link's bandwidth would fill a slow link the
-// probes could not push with the pods a fast one could carry.
+// A lower bound is ranked at its bound: its span ends there, so it ranks
+// at a faster link's bandwidth only within the smallest difference that
+// counts. Ranked higher, a link the probes could not push would take the
+// pods a fast one could carry. A bound that leaves room for the pod is
+// the exception NetworkCapacity's NormalizeScore makes: more than enough
+// changes nothing.
 //
 // It runs once per answer, over all its links: how far apart two
 // measurements can be told is the answer's, not a pod's.
 func tieBandwidths(links map[string]Link) {
-	type span struct {
-		name             string
-		value, low, high float64
+	if len(links) == 0 {
+		return
 	}
-	spans := make([]span, 0, len(links))
+	d := ties.DefaultDifferences()
+	names := make([]string, 0, len(links))
+	spans := make([]ties.Span, 0, len(links))
 	for name, l := range links {
-		l.RankedBandwidthMbps = l.BandwidthMbps
-		links[name] = l
-		if !l.BandwidthAtLeast {
-			spans = append(spans, span{name, l.BandwidthMbps,
-				l.BandwidthMbps - tieNarrowing*(l.BandwidthMbps-l.BandwidthLowMbps),
-				l.BandwidthMbps + tieNarrowing*(l.BandwidthHighMbps-l.BandwidthMbps)})
-		}
+		names = append(names, name)
+		spans = append(spans, d.BandwidthSpan(l.BandwidthMbps, l.BandwidthLowMbps, l.BandwidthHighMbps, l.BandwidthAtLeast))
 	}
-	slices.SortFunc(spans, func(a, b span) int {
-		if c := cmp.Compare(b.value, a.value); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.name, b.name)
-	})
-	for i := 0; i < len(spans); {
-		fastest := spans[i]
-		for ; i < len(spans) && spans[i].high >= fastest.low; i++ {
-			l := links[spans[i].name]
-			l.RankedBandwidthMbps = fastest.value
-			links[spans[i].name] = l
-		}
+	for i, ranked := range ties.Rank(names, spans) {
+		l := links[names[i]]
+		l.RankedBandwidthMbps = ranked
+		links[names[i]] = l
 	}
 }

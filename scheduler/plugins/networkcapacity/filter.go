@@ -8,6 +8,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
+	"kns3.dev/kns3/scheduler/plugins/capacity"
 	"kns3.dev/kns3/scheduler/plugins/network"
 )
 
@@ -45,16 +46,22 @@ var (
 // mode, the last answer in PerCycle mode (which asks anew only in
 // PreScore, after Filter), either only while younger than
 // maxSimulationAge. It skips, so that Filter lets every node through, for
-// a pod that declares nothing (an estimate is no requirement) and when no
-// simulation is held.
+// a pod that declares nothing (an estimate is no requirement), when no
+// simulation is held, and when the simulator is warming up: it does not
+// rank by such an answer, and the filter judges by nothing it does not
+// rank by.
 func (pl *NetworkCapacity) PreFilter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
-	need, ok := declaredMbps(pod)
+	need, ok := capacity.DeclaredMbps(pod)
 	if !ok {
 		return nil, fwk.NewStatus(fwk.Skip)
 	}
 	sim := network.Held(state)
 	if sim == nil {
 		klog.FromContext(ctx).V(4).Info("No simulation held before Filter: free bandwidth not filtered", "plugin", Name, "pod", klog.KObj(pod))
+		return nil, fwk.NewStatus(fwk.Skip)
+	}
+	if sim.WarmUp != nil {
+		klog.FromContext(ctx).V(4).Info("Simulator warming up: free bandwidth not filtered", "plugin", Name, "pod", klog.KObj(pod))
 		return nil, fwk.NewStatus(fwk.Skip)
 	}
 	links := sim.Links()

@@ -19,7 +19,6 @@ package networkcapacity
 import (
 	"context"
 	"fmt"
-	"math"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -28,11 +27,14 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 
 	apiconfig "kns3.dev/kns3/scheduler/apis/config"
+	"kns3.dev/kns3/scheduler/apis/status"
+	"kns3.dev/kns3/scheduler/plugins/capacity"
 	"kns3.dev/kns3/scheduler/plugins/placement"
+	"kns3.dev/kns3/scheduler/plugins/profile"
 )
 
 // Name is the name of the plugin used in the plugin registry and configurations.
-const Name = "NetworkCapacity"
+const Name = status.NetworkCapacity
 
 // NetworkCapacity is the NetworkCapacity plugin. It keeps nothing between
 // cycles: what a cycle knows is in its CycleState.
@@ -62,6 +64,10 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 	}
 	klog.FromContext(ctx).V(1).Info("Plugin configured", "plugin", Name, "defaultPodMbps", args.DefaultPodMbps,
 		"targetUtilizationPercent", args.TargetUtilizationPercent)
+	// What the status says of the plugin's points (profile.Scoring): a
+	// reader counts links as the plugin does.
+	profile.DeclareScoring(h, status.ScorePlugin{Name: Name,
+		Capacity: &status.CapacityArgs{DefaultPodMbps: args.DefaultPodMbps, TargetUtilizationPercent: args.TargetUtilizationPercent}})
 	return &NetworkCapacity{args: args, now: time.Now, retry: newRetrier(ctx, h)}, nil
 }
 
@@ -78,7 +84,7 @@ func (pl *NetworkCapacity) PreScore(ctx context.Context, state fwk.CycleState, p
 		return fwk.NewStatus(fwk.Skip)
 	}
 	links := c.Simulation.Links()
-	cs := &Cycle{Nodes: make(map[string]Link, len(nodes)), NeedMbps: needMbps(pod, pl.args.DefaultPodMbps)}
+	cs := &Cycle{Nodes: make(map[string]Link, len(nodes)), NeedMbps: capacity.NeedMbps(pod, pl.args.DefaultPodMbps)}
 	now := pl.now()
 	for _, n := range nodes {
 		name := n.Node().Name
@@ -104,15 +110,16 @@ func (pl *NetworkCapacity) PreScore(ctx context.Context, state fwk.CycleState, p
 }
 
 // Score is the node's free bandwidth, in kbit/s, the reserve above the
-// target utilization at a tenth, with a bandwidth within the noise of a
-// faster link's taken as that one's (Link.rankMbps); 0 for a node whose
-// link the simulation does not describe: unknown is never the best.
+// target utilization at a tenth, with a bandwidth alike a faster link's
+// (within the noise, or too little below it to count) taken as that one's
+// (Link.rankMbps); 0 for a node whose link the simulation does not
+// describe: unknown is never the best.
 func (pl *NetworkCapacity) Score(_ context.Context, state fwk.CycleState, _ *v1.Pod, nodeInfo fwk.NodeInfo) (int64, *fwk.Status) {
 	cs, err := read(state)
 	if err != nil {
 		return 0, fwk.AsStatus(err)
 	}
-	return int64(math.Round(cs.Nodes[nodeInfo.Node().Name].rankMbps() * 1000)), nil
+	return capacity.RankMilli(cs.Nodes[nodeInfo.Node().Name].rankMbps()), nil
 }
 
 // ScoreExtensions returns the plugin itself, which normalizes its scores.
@@ -122,31 +129,32 @@ func (pl *NetworkCapacity) ScoreExtensions() fwk.ScoreExtensions { return pl }
 // MaxNodeScore: in proportion, not stretched, so that two links a few
 // Mbit/s apart score a few points apart, and a full link scores 0.
 //
-// A link the probes could only measure as at least some bandwidth, on which
-// the pod fits even so, scores as the most free: two such links differ
-// only in how far the probes happened to push them, and noise must not
-// rank nodes.
+// A lower bound ranks at its bound (network.Link's RankedBandwidthMbps,
+// by the shared tie rule of simulator/api/ties), with the rule's one
+// exception, a bound that already means enough: a link the probes could
+// only measure as at least some bandwidth, on which the pod fits below the
+// fill target even so, scores as the most free. Two such links differ
+// only in how far the probes happened to push them, and more than enough
+// changes nothing.
+//
+// It leaves the scores in the cycle state for the placement event
+// (placement.WritePoints).
 func (pl *NetworkCapacity) NormalizeScore(_ context.Context, state fwk.CycleState, _ *v1.Pod, scores fwk.NodeScoreList) *fwk.Status {
-	var most int64
-	for _, s := range scores {
-		most = max(most, s.Score)
-	}
+	var roomyLowerBound func(string) bool
 	if cs, err := read(state); err == nil {
-		for i, s := range scores {
-			if l, ok := cs.Nodes[s.Name]; ok && l.BandwidthAtLeast && l.BelowTargetMbps >= cs.NeedMbps {
-				scores[i].Score = most
-			}
+		roomyLowerBound = func(node string) bool {
+			l, ok := cs.Nodes[node]
+			return ok && l.BandwidthAtLeast && l.BelowTargetMbps >= cs.NeedMbps
 		}
 	}
-	for i := range scores {
-		if most == 0 {
-			scores[i].Score = 0
-			continue
-		}
-		scores[i].Score = int64(math.Round(float64(scores[i].Score) * float64(fwk.MaxNodeScore) / float64(most)))
-	}
+	capacity.Normalize(scores, roomyLowerBound)
+	placement.WritePoints(state, pointsKey, scores)
 	return nil
 }
+
+// pointsKey is where NormalizeScore leaves the cycle's normalized scores,
+// for the placement event.
+var pointsKey = placement.PointsKey(Name)
 
 // EventsToRegister registers what may turn Filter's rejection into a fit:
 // a pod leaving a node, whose need stops being counted and whose traffic
@@ -165,7 +173,10 @@ func (pl *NetworkCapacity) EventsToRegister(context.Context) ([]fwk.ClusterEvent
 // ranking: a node's score depends on the pod only through its declared
 // need. A placement changes only the chosen node's count, and upstream's
 // batching filters and scores that node again before it reuses the rest
-// of the ranking, so the nodes it reuses still hold.
+// of the ranking, so the nodes it reuses still hold. The re-score reads
+// the batch's simulation from the cycle CustomScorePlugin's re-score
+// leaves; were it missing, PreScore would skip and upstream would re-rank
+// the batch without this plugin.
 func (pl *NetworkCapacity) SignPod(_ context.Context, pod *v1.Pod) ([]fwk.SignFragment, *fwk.Status) {
 	return []fwk.SignFragment{
 		{Key: ingressSignerName, Value: pod.Annotations[IngressBandwidthAnnotation]},
@@ -192,7 +203,7 @@ func describe(l Link) string {
 	details := fmt.Sprintf("%s; %s counted for %d %s placed since the measurement", use, mbps(l.CountedMbps), l.CountedPods, pods)
 	// Said only where it shows: two links at 98.9 and 99.4 are both 99.
 	if ranked := mbps(l.RankedBandwidthMbps); ranked != mbps(l.BandwidthMbps) {
-		details += "; ranked as " + ranked + ", within the measurement's noise of a faster link"
+		details += "; ranked as " + ranked + ", within the measurement's noise or a fifth of a faster link"
 	}
 	return fmt.Sprintf("%s free of %s, %s of it below the %d %% fill target (%s)",
 		mbps(l.FreeMbps), bw, mbps(l.BelowTargetMbps), l.TargetPercent, details)

@@ -44,11 +44,39 @@ func answerAtLeast(links map[string][2]float64, atLeast map[string]bool) []byte 
 	return []byte(fmt.Sprintf(`{"results": {%s}, "timestamp": %q, "window_seconds": 5}`, strings.Join(entries, ","), measuredAt.Format(time.RFC3339)))
 }
 
-// boundAt is a pod bound to its node at t, declaring annotations.
+// boundAt is a pod bound to its node at t, its containers ready at once,
+// declaring annotations.
 func boundAt(name string, t time.Time, annotations map[string]string) *v1.Pod {
+	return readyAt(name, t, t, annotations)
+}
+
+// readyAt is a pod bound to its node at bound whose containers became
+// ready at ready, declaring annotations.
+func readyAt(name string, bound, ready time.Time, annotations map[string]string) *v1.Pod {
+	p := pulling(name, bound, annotations)
+	p.Status.Conditions = append(p.Status.Conditions,
+		v1.PodCondition{Type: v1.ContainersReady, Status: v1.ConditionTrue, LastTransitionTime: metav1.NewTime(ready)},
+		v1.PodCondition{Type: v1.PodReady, Status: v1.ConditionTrue, LastTransitionTime: metav1.NewTime(ready)})
+	return p
+}
+
+// notReadyNow is p with its containers no longer ready: a container
+// restarting.
+func notReadyNow(p *v1.Pod) *v1.Pod {
+	for i := range p.Status.Conditions {
+		if p.Status.Conditions[i].Type != v1.PodScheduled {
+			p.Status.Conditions[i].Status = v1.ConditionFalse
+		}
+	}
+	return p
+}
+
+// pulling is a pod bound to its node at bound whose containers are not
+// ready yet (its image still pulling), declaring annotations.
+func pulling(name string, bound time.Time, annotations map[string]string) *v1.Pod {
 	p := st.MakePod().Name(name).Namespace("default").Obj()
 	p.Annotations = annotations
-	p.Status.Conditions = []v1.PodCondition{{Type: v1.PodScheduled, Status: v1.ConditionTrue, LastTransitionTime: metav1.NewTime(t)}}
+	p.Status.Conditions = []v1.PodCondition{{Type: v1.PodScheduled, Status: v1.ConditionTrue, LastTransitionTime: metav1.NewTime(bound)}}
 	return p
 }
 
@@ -111,6 +139,10 @@ func scoreCycle(t *testing.T, pl *NetworkCapacity, body []byte, nodes []fwk.Node
 	for _, s := range list {
 		out[s.Name] = s.Score
 	}
+	// The placement event reads the same scores from the cycle state.
+	if kept, ok := placement.ReadPoints(state, Name); !ok || !cmp.Equal(kept, out) {
+		t.Errorf("points left in the cycle state %v, %t; want the normalized scores %v", kept, ok, out)
+	}
 	return out, state
 }
 
@@ -171,6 +203,21 @@ func TestScoresFreeBandwidth(t *testing.T) {
 		name:  "a pod placed just before the window, still starting, is counted",
 		links: map[string][2]float64{"a": {100, 0}, "b": {100, 0}},
 		nodes: []fwk.NodeInfo{node("a", boundAt("starting", starting, declares("30M"))), node("b")},
+		want:  map[string]int64{"a": 63, "b": 100},
+	}, {
+		name:  "a pod bound well before the window, its image still pulling, is counted: no measurement holds it",
+		links: map[string][2]float64{"a": {100, 0}, "b": {100, 0}},
+		nodes: []fwk.NodeInfo{node("a", pulling("pulling", before, declares("30M"))), node("b")},
+		want:  map[string]int64{"a": 63, "b": 100},
+	}, {
+		name:  "a pod bound well before the window, ready only inside it, is counted",
+		links: map[string][2]float64{"a": {100, 0}, "b": {100, 0}},
+		nodes: []fwk.NodeInfo{node("a", readyAt("slow-start", before, after, declares("30M"))), node("b", readyAt("ready", before, before, declares("30M")))},
+		want:  map[string]int64{"a": 63, "b": 100},
+	}, {
+		name:  "a pod ready once, its containers not ready now, is counted",
+		links: map[string][2]float64{"a": {100, 0}, "b": {100, 0}},
+		nodes: []fwk.NodeInfo{node("a", notReadyNow(readyAt("restarting", before, before, declares("30M")))), node("b")},
 		want:  map[string]int64{"a": 63, "b": 100},
 	}, {
 		name:  "the larger of ingress and egress counts",
@@ -307,26 +354,6 @@ func TestDescribe(t *testing.T) {
 	}
 }
 
-func TestNeedMbps(t *testing.T) {
-	tests := []struct {
-		annotations map[string]string
-		want        float64
-	}{
-		{nil, 7},
-		{declares("20M"), 20},
-		{declares("1G"), 1000},
-		{map[string]string{EgressBandwidthAnnotation: "500k"}, 0.5},
-		{declares("lots"), 7},
-		{declares("-5M"), 7},
-		{map[string]string{IngressBandwidthAnnotation: "lots", EgressBandwidthAnnotation: "3M"}, 3},
-	}
-	for _, tc := range tests {
-		if got := needMbps(assumed("p", tc.annotations), 7); got != tc.want {
-			t.Errorf("needMbps(%v) = %g, want %g", tc.annotations, got, tc.want)
-		}
-	}
-}
-
 // Pods share a signature when they declare the same bandwidth, and only
 // then: the declared need is all of a pod that its scores depend on.
 func TestSignPod(t *testing.T) {
@@ -376,7 +403,7 @@ func filterNodes(t *testing.T, pl *NetworkCapacity, body []byte, pod *v1.Pod, no
 	ctx := context.Background()
 	state := framework.NewCycleState()
 	if body != nil {
-		network.WriteHeld(state, &network.Simulation{Body: body})
+		network.WriteHeld(state, decoded(t, body))
 	}
 	if _, s := pl.PreFilter(ctx, state, pod, nodes); s.IsSkip() {
 		return nil
@@ -517,9 +544,10 @@ func answerWithin(links map[string][3]float64) []byte {
 	return []byte(fmt.Sprintf(`{"results": {%s}, "timestamp": %q, "window_seconds": 5}`, strings.Join(entries, ","), measuredAt.Format(time.RFC3339)))
 }
 
-// Noise does not rank: bandwidths within each other's served intervals
-// rank as the faster one, so links differ by their use and counted pods
-// alone. The intervals are narrowed by tieNarrowing (×0.707): ±10 Mbit/s
+// Noise and trivia do not rank: bandwidths within each other's served
+// intervals, or less than a fifth apart, rank as the faster one
+// (simulator/api/ties), so links differ by their use and counted pods
+// alone. The intervals are narrowed by ties.Narrowing (×0.707): ±10 Mbit/s
 // reaches 7.07.
 func TestNoiseDoesNotRank(t *testing.T) {
 	tests := []struct {
@@ -543,10 +571,15 @@ func TestNoiseDoesNotRank(t *testing.T) {
 		nodes: []fwk.NodeInfo{node("fast"), node("slow")},
 		want:  map[string]int64{"fast": 100, "slow": 25},
 	}, {
-		name:  "a link beyond the fastest's noise starts a group of its own, though within a tied link's",
-		links: map[string][3]float64{"a": {100, 90, 110}, "b": {94, 84, 104}, "c": {84, 74, 94}},
+		name:  "told apart, but less than a fifth apart: too little to count",
+		links: map[string][3]float64{"a": {100, 99, 101}, "b": {85, 84, 86}},
+		nodes: []fwk.NodeInfo{node("a"), node("b")},
+		want:  map[string]int64{"a": 100, "b": 100}, // as measured: 100 and 85
+	}, {
+		name:  "a link beyond the fastest's reach starts a group of its own, though within a tied link's",
+		links: map[string][3]float64{"a": {100, 90, 110}, "b": {94, 84, 104}, "c": {70, 60, 80}},
 		nodes: []fwk.NodeInfo{node("a"), node("b"), node("c")},
-		want:  map[string]int64{"a": 100, "b": 100, "c": 84},
+		want:  map[string]int64{"a": 100, "b": 100, "c": 70},
 	}, {
 		name:  "an unresolved interval, wider than the links are apart, ties them",
 		links: map[string][3]float64{"fast": {100, 20, 180}, "slow": {25, 5, 60}},
@@ -586,7 +619,7 @@ func TestLowerBoundKeepsItsBound(t *testing.T) {
 func TestDescribeNoise(t *testing.T) {
 	_, state := scoreCycle(t, newPlugin(t, measuredAt.Add(time.Second)),
 		answerWithin(map[string][3]float64{"a": {98, 88, 108}, "b": {103, 93, 113}}), []fwk.NodeInfo{node("a"), node("b")})
-	want := "link: 98 Mbit/s free of 98 Mbit/s, 78 Mbit/s of it below the 80 % fill target (use not measured; 0 Mbit/s counted for 0 pods placed since the measurement; ranked as 103 Mbit/s, within the measurement's noise of a faster link)"
+	want := "link: 98 Mbit/s free of 98 Mbit/s, 78 Mbit/s of it below the 80 % fill target (use not measured; 0 Mbit/s counted for 0 pods placed since the measurement; ranked as 103 Mbit/s, within the measurement's noise or a fifth of a faster link)"
 	if got := linkNote(state, "a"); got != want {
 		t.Errorf("linkNote(a) = %q, want %q", got, want)
 	}

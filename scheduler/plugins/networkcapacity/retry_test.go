@@ -76,10 +76,16 @@ func (a activations) Activate(_ klog.Logger, pods map[string]*v1.Pod) {
 }
 
 // Each new simulation heard retries the pods it could now place; a
-// simulation that frees nothing retries none.
+// simulation that frees nothing retries none. A pod is retried at most
+// once a window (the answer's, 5 s here), however often answers come (in
+// Background mode, every second): the retry must not bypass the
+// scheduler's backoff. What the retrier remembers of a pod goes when the
+// pod is no longer pending.
 func TestRetrierRetriesOnANewSimulation(t *testing.T) {
 	indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
-	for _, p := range []*v1.Pod{pendingPod("waits", "60M", linkFull), pendingPod("other", "60M", "0/2 nodes are available: 2 Insufficient cpu.")} {
+	waits := pendingPod("waits", "60M", linkFull)
+	waits.UID = "waits-uid"
+	for _, p := range []*v1.Pod{waits, pendingPod("other", "60M", "0/2 nodes are available: 2 Insufficient cpu.")} {
 		if err := indexer.Add(p); err != nil {
 			t.Fatal(err)
 		}
@@ -87,32 +93,80 @@ func TestRetrierRetriesOnANewSimulation(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	activated := make(activations, 10)
-	r := &retrier{ctx: ctx, activator: activated, pods: corelisters.NewPodLister(indexer), wake: make(chan struct{}, 1)}
+	now := measuredAt
+	r := &retrier{ctx: ctx, activator: activated, pods: corelisters.NewPodLister(indexer), wake: make(chan struct{}, 1),
+		now: func() time.Time { return now }}
 	logger := klog.FromContext(ctx)
+	retried := func() []string {
+		t.Helper()
+		select {
+		case <-r.wake:
+		default:
+			t.Fatal("the simulation heard did not wake the retrier")
+		}
+		r.retryNewest(logger)
+		switch len(activated) {
+		case 0:
+			return nil
+		case 1:
+			return <-activated
+		}
+		t.Fatalf("%d retries from one simulation", len(activated))
+		return nil
+	}
 
 	// Heard, each simulation wakes the loop; two before it runs wake it once.
 	full := &network.Simulation{Body: answer(map[string][2]float64{"a": {50, 20}})}
-	freed := &network.Simulation{Body: answer(map[string][2]float64{"a": {100, 20}})}
+	freed := func() *network.Simulation {
+		return &network.Simulation{Body: answer(map[string][2]float64{"a": {100, 20}})}
+	}
 	r.heard(full)
 	r.heard(full)
 	if len(r.wake) != 1 {
 		t.Fatalf("%d wake-ups pending after two simulations heard, want 1", len(r.wake))
 	}
-	<-r.wake
-	r.retryNewest(logger)
-	if len(activated) != 0 {
-		t.Errorf("a simulation with 30 Mbit/s free retried %v", <-activated)
+	if got := retried(); got != nil {
+		t.Errorf("a simulation with 30 Mbit/s free retried %v", got)
 	}
-	r.heard(freed)
-	r.retryNewest(logger)
-	if len(activated) != 1 {
-		t.Fatalf("a simulation with 80 Mbit/s free retried %d time(s), want once", len(activated))
+	r.heard(freed())
+	if got := retried(); !slices.Equal(got, []string{"ns/waits"}) {
+		t.Errorf("a simulation with 80 Mbit/s free retried %v, want ns/waits", got)
 	}
-	if got := <-activated; !slices.Equal(got, []string{"ns/waits"}) {
-		t.Errorf("retried %v, want ns/waits", got)
+
+	// The next answers, within the window: the pod was just retried.
+	for range 4 {
+		now = now.Add(time.Second)
+		r.heard(freed())
+		if got := retried(); got != nil {
+			t.Errorf("%s after its retry, a new answer retried %v again, within the answer's 5 s window", now.Sub(measuredAt), got)
+		}
+	}
+	// A window after: retried again.
+	now = now.Add(time.Second)
+	r.heard(freed())
+	if got := retried(); !slices.Equal(got, []string{"ns/waits"}) {
+		t.Errorf("a window after its retry, a new answer retried %v, want ns/waits", got)
+	}
+
+	// Placed, the pod is forgotten.
+	placed := waits.DeepCopy()
+	placed.Spec.NodeName = "a"
+	if err := indexer.Update(placed); err != nil {
+		t.Fatal(err)
+	}
+	r.heard(freed())
+	if got := retried(); got != nil {
+		t.Errorf("a placed pod was retried: %v", got)
+	}
+	if len(r.retried) != 0 {
+		t.Errorf("the retrier still remembers %d pods, none pending", len(r.retried))
 	}
 
 	// The loop does the same on each wake-up.
+	if err := indexer.Update(waits); err != nil {
+		t.Fatal(err)
+	}
+	r.heard(freed())
 	go r.run()
 	select {
 	case got := <-activated:

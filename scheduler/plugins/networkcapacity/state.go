@@ -5,6 +5,7 @@ import (
 
 	fwk "k8s.io/kube-scheduler/framework"
 
+	"kns3.dev/kns3/scheduler/plugins/capacity"
 	"kns3.dev/kns3/scheduler/plugins/placement"
 )
 
@@ -31,8 +32,8 @@ type Link struct {
 	BandwidthMbps    float64
 	BandwidthAtLeast bool
 	// RankedBandwidthMbps is the bandwidth Score ranks the link at: a
-	// faster link's, when this one's is within the noise of it
-	// (network.Link's); BandwidthMbps otherwise.
+	// faster link's, when this one's is within the noise of it or too
+	// little below it to count (network.Link's); BandwidthMbps otherwise.
 	RankedBandwidthMbps float64
 	// UseMbps is the traffic measured on it, when UseMeasured.
 	UseMbps     float64
@@ -49,32 +50,21 @@ type Link struct {
 	BelowTargetMbps float64
 }
 
-// reserveWeight is what a Mbit/s free above the target utilization ranks
-// at, against one below it.
-const reserveWeight = 0.1
-
 // free is what a new pod would find free on the link, were its bandwidth
-// bandwidth: that less the use and the pods counted, at least 0; and how
-// much of it is below the target utilization.
+// bandwidth, and how much of it is below the target utilization
+// (capacity.Room).
 func (l Link) free(bandwidth float64) (free, belowTarget float64) {
-	free = bandwidth - l.CountedMbps
+	use := 0.0
 	if l.UseMeasured {
-		free -= l.UseMbps
+		use = l.UseMbps
 	}
-	free = max(free, 0)
-	reserve := bandwidth * float64(100-l.TargetPercent) / 100
-	return free, max(free-reserve, 0)
+	return capacity.Room(bandwidth, use, l.CountedMbps, l.TargetPercent)
 }
 
-// rankMbps is what Score ranks the link by: the bandwidth free below the
-// target, plus a tenth of what is free in the reserve above it, at the
-// ranked bandwidth. A link filled to its target so ranks as if a tenth of
-// its reserve were free, below a link with more room than that under its
-// own target, and links all filled to their targets do not tie: a burst
-// goes on spreading over their reserves.
+// rankMbps is what Score ranks the link by (capacity.RankMbps), at the
+// ranked bandwidth.
 func (l Link) rankMbps() float64 {
-	free, below := l.free(l.RankedBandwidthMbps)
-	return below + reserveWeight*(free-below)
+	return capacity.RankMbps(l.free(l.RankedBandwidthMbps))
 }
 
 var _ placement.Note = &Cycle{}

@@ -1,13 +1,10 @@
 package placement
 
 import (
-	"fmt"
-	"reflect"
 	"slices"
 	"sync"
 
 	fwk "k8s.io/kube-scheduler/framework"
-	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 )
 
 // Note is what a plugin found of the nodes in a scheduling cycle, for the
@@ -62,33 +59,4 @@ func Notes(state fwk.CycleState, node string) []string {
 		}
 	}
 	return notes
-}
-
-// pluginLister is the scheduler's framework, which lists each extension
-// point's plugins once it is built (after the plugins are made).
-type pluginLister interface {
-	ListPlugins() *config.Plugins
-}
-
-// Runs reports whether h's profile runs plugin at point, an extension
-// point named as the framework's configuration names its field
-// ("PreFilter", "PreScore"); known is false when h cannot tell (a test's
-// handle). Ask from a cycle, not from New: the framework lists its plugins
-// only once it has made them all. A point that is no such field is a
-// mistake in the caller, and panics.
-func Runs(h fwk.Handle, point, plugin string) (runs, known bool) {
-	l, ok := h.(pluginLister)
-	if !ok {
-		return false, false
-	}
-	ps := l.ListPlugins()
-	if ps == nil {
-		return false, false
-	}
-	field := reflect.ValueOf(*ps).FieldByName(point)
-	if !field.IsValid() || field.Type() != reflect.TypeFor[config.PluginSet]() {
-		panic(fmt.Sprintf("placement.Runs: %q is no extension point of config.Plugins", point))
-	}
-	enabled := field.Interface().(config.PluginSet).Enabled
-	return slices.ContainsFunc(enabled, func(p config.Plugin) bool { return p.Name == plugin }), true
 }

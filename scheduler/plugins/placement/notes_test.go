@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	fwk "k8s.io/kube-scheduler/framework"
-	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 )
 
@@ -51,48 +50,4 @@ func TestNotes(t *testing.T) {
 	if got := Notes(nil, "n1"); got != nil {
 		t.Errorf("Notes of no state = %q, want none", got)
 	}
-}
-
-// listingHandle lists its profile's plugins, as the scheduler's framework
-// does once built.
-type listingHandle struct {
-	fwk.Handle
-	plugins *config.Plugins
-}
-
-func (h listingHandle) ListPlugins() *config.Plugins { return h.plugins }
-
-func TestRuns(t *testing.T) {
-	profile := listingHandle{plugins: &config.Plugins{
-		PreFilter: config.PluginSet{Enabled: []config.Plugin{{Name: "A"}}},
-		PreScore:  config.PluginSet{Enabled: []config.Plugin{{Name: "B"}, {Name: "A"}}},
-	}}
-	for _, tc := range []struct {
-		name          string
-		h             fwk.Handle
-		point, plugin string
-		runs, known   bool
-	}{
-		{"enabled", profile, "PreFilter", "A", true, true},
-		{"enabled second", profile, "PreScore", "A", true, true},
-		{"not at this point", profile, "PreFilter", "B", false, true},
-		{"at no point", profile, "Score", "A", false, true},
-		{"a handle that lists nothing", listingHandle{}, "PreScore", "A", false, false},
-		{"a handle that cannot list", nil, "PreScore", "A", false, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if runs, known := Runs(tc.h, tc.point, tc.plugin); runs != tc.runs || known != tc.known {
-				t.Errorf("Runs(%s, %s) = %t, %t; want %t, %t", tc.point, tc.plugin, runs, known, tc.runs, tc.known)
-			}
-		})
-	}
-}
-
-func TestRunsPanicsOnNoExtensionPoint(t *testing.T) {
-	defer func() {
-		if recover() == nil {
-			t.Error("Runs at \"Prescore\" did not panic: a misspelt point would read as a plugin not run")
-		}
-	}()
-	Runs(listingHandle{plugins: &config.Plugins{}}, "Prescore", "A")
 }

@@ -1,8 +1,9 @@
 // Package placement is what the plugins of a profile say about where a
 // pod went: the cycle CustomScorePlugin's PreScore leaves in the cycle
 // state (state.go), the placement event's message and fallback reasons,
-// the notes any plugin leaves on the nodes for that event (notes.go), and
-// which nodes a pod could go to as far as KNS-3 can tell without the
+// the notes any plugin leaves on the nodes for that event (notes.go), the
+// points KNS-3's plugins gave the nodes and which of them decided
+// (points.go), and which nodes a pod could go to as far as KNS-3 can tell without the
 // scheduler (candidate.go, with the rule CustomFilterPlugin applies). It
 // lives beside the plugins and imports none: CustomBindPlugin, drift and
 // kubectl kns3 read placements without linking a plugin.
@@ -10,6 +11,8 @@ package placement
 
 import (
 	"fmt"
+	"math"
+	"strconv"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -19,7 +22,7 @@ import (
 )
 
 // Fallback reasons of a Placement: why a pod was placed without network
-// scores. The first four are also the "reason" label of the plugin's
+// scores. The first five are also the "reason" label of the plugin's
 // kns3_simulator_fallbacks_total metric.
 const (
 	FallbackSimulatorFailed = "simulator_failed"
@@ -29,6 +32,9 @@ const (
 	FallbackStale = "stale"
 	// FallbackNoneScored: the simulation scored none of the feasible nodes.
 	FallbackNoneScored = "none_scored"
+	// FallbackWarmingUp: the simulator is warming up: it has measured too
+	// few nodes in full to rank them (the answer's warm_up).
+	FallbackWarmingUp = "warming_up"
 	// FallbackNodeUnscored: the simulation scored other feasible nodes but
 	// not the one the pod went to.
 	FallbackNodeUnscored = "node_unscored"
@@ -67,6 +73,9 @@ type Cycle struct {
 	// else it says (its links) is read from it by the profile's other
 	// plugins, which never ask the simulator themselves.
 	Simulation *network.Simulation
+	// WarmUp is the warming-up answer's warm_up, with Fallback
+	// FallbackWarmingUp: how far its measurements are from ranking.
+	WarmUp *network.WarmUp
 }
 
 // Placement is what the scheduling cycle's network scores said about the
@@ -77,6 +86,11 @@ type Placement struct {
 	// Notes are what the profile's plugins found of the node (Notes),
 	// each one clause: NetworkCapacity's says what was free on its link.
 	Notes []string
+	// Decision is what KNS-3's plugins' points say of the node against
+	// the runner-up (Decide); nil when the cycle left no points to tell
+	// it from (the scheduler scored no node, or the pod took a reused
+	// ranking).
+	Decision *Decision
 	// Fallback is empty when the node was ranked by the simulator's scores.
 	Fallback string
 	// Score is the node's simulator score × 1000 (Score's raw value).
@@ -93,6 +107,9 @@ type Placement struct {
 	// and Reused says how sure that is: ReusedRanking, or ReusedUnlessOnly
 	// when the node may instead have been the only feasible one.
 	Reused string
+	// WarmUp is how far a warming-up simulator's measurements were from
+	// ranking, with Fallback FallbackWarmingUp.
+	WarmUp *network.WarmUp
 }
 
 // How a Placement's ranking was reused (Placement.Reused).
@@ -130,7 +147,7 @@ func Of(cycle *Cycle, pod *v1.Pod, node string) Placement {
 	}
 	p.Feasible = len(cycle.Feasible)
 	if cycle.Fallback != "" {
-		p.Fallback = cycle.Fallback
+		p.Fallback, p.WarmUp = cycle.Fallback, cycle.WarmUp
 		return p
 	}
 	own, scored := cycle.Scores[node]
@@ -185,6 +202,9 @@ func (p Placement) Message() string {
 	default:
 		msg = fmt.Sprintf("Fallback (%s): %s chosen without network scores: %s", p.Fallback, p.Node, fallbackText(p))
 	}
+	if p.Decision != nil {
+		msg += "; " + p.Decision.Clause()
+	}
 	for _, note := range p.Notes {
 		msg += "; " + note
 	}
@@ -205,7 +225,20 @@ func fallbackText(p Placement) string {
 		return "the simulator's circuit breaker is open"
 	case FallbackStale:
 		return "no simulation younger than maxSimulationAge"
+	case FallbackWarmingUp:
+		return warmingUpText(p.WarmUp)
 	default:
 		return fmt.Sprintf("the simulation scores none of the %d feasible nodes", p.Feasible)
 	}
+}
+
+// warmingUpText says how far a warming-up simulator's measurements were
+// from ranking, e.g. "live measurements cover 3 of 100 nodes in full,
+// under the 90 % needed to rank".
+func warmingUpText(w *network.WarmUp) string {
+	if w == nil {
+		return "the simulator is warming up: too few nodes are measured in full to rank them"
+	}
+	return fmt.Sprintf("live measurements cover %d of %d nodes in full, under the %s %% needed to rank",
+		w.MeasuredInFull, w.Nodes, strconv.FormatFloat(math.Round(w.Quorum*1000)/10, 'f', -1, 64))
 }

@@ -9,6 +9,8 @@ import (
 	"unicode/utf8"
 
 	st "k8s.io/kubernetes/pkg/scheduler/testing"
+
+	"kns3.dev/kns3/scheduler/plugins/network"
 )
 
 func TestOf(t *testing.T) {
@@ -89,6 +91,20 @@ func TestOf(t *testing.T) {
 			node:  "a",
 			want:  Placement{Node: "a", Fallback: FallbackNoneScored, Feasible: 3},
 			msg:   "scores none of the 3 feasible nodes",
+		},
+		{
+			name:  "the simulator is warming up",
+			cycle: &Cycle{Feasible: three, Fallback: FallbackWarmingUp, WarmUp: &network.WarmUp{MeasuredInFull: 3, Nodes: 100, Quorum: 0.9}},
+			node:  "a",
+			want:  Placement{Node: "a", Fallback: FallbackWarmingUp, Feasible: 3, WarmUp: &network.WarmUp{MeasuredInFull: 3, Nodes: 100, Quorum: 0.9}},
+			msg:   "Fallback (warming_up): a chosen without network scores: live measurements cover 3 of 100 nodes in full, under the 90 % needed to rank",
+		},
+		{
+			name:  "warming up, to a quorum with a fraction of a point",
+			cycle: &Cycle{Feasible: three, Fallback: FallbackWarmingUp, WarmUp: &network.WarmUp{MeasuredInFull: 7, Nodes: 8, Quorum: 0.955}},
+			node:  "a",
+			want:  Placement{Node: "a", Fallback: FallbackWarmingUp, Feasible: 3, WarmUp: &network.WarmUp{MeasuredInFull: 7, Nodes: 8, Quorum: 0.955}},
+			msg:   "live measurements cover 7 of 8 nodes in full, under the 95.5 % needed to rank",
 		},
 		{
 			name: "PreScore did not run: a single feasible node",

@@ -7,6 +7,7 @@ package drift
 
 import (
 	"cmp"
+	"crypto/sha256"
 	"slices"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/klog/v2"
 
 	"kns3.dev/kns3/scheduler/apis/status"
 	"kns3.dev/kns3/scheduler/plugins/placement"
@@ -28,6 +30,9 @@ const (
 	// numbers received within two windows may be three old.
 	freshReceived = 2
 	freshSampled  = 3
+	// maxPasses bounds the passes over the nodes one Update makes, one per
+	// class of pods: at 5,000 nodes, 64 passes judge 320,000 pairs.
+	maxPasses = 64
 )
 
 // Tracker lists the profile's drifted pods. A stale simulation, or one
@@ -57,20 +62,46 @@ type Tracker struct {
 	// pod's node's score from a slice filled once per node, not from the
 	// simulation's map once per pod. It only grows, as nodes come.
 	nodeIndex map[string]int
-	// classes numbers the classes of pods seen (placement.Class), so that
-	// a pass looks a pod's class up by number, not by a long string. It
-	// only grows: pods of a profile come in few classes.
-	classes map[string]int
+	// classes are the classes of the pods the last Update judged
+	// (placement.Class), by the class's hash: a class names the pod's QoS
+	// annotation and tolerations, which its owner writes, each up to
+	// 256 KiB, and any number of them. A class no pod of the last Update
+	// had is dropped, and its number reused (free).
+	classes map[classKey]*class
+	free    []int
+	// classesSeen counts the classes ever seen: a class's seq.
+	classesSeen uint64
 	// passes counts the passes over the nodes the last Update made, one per
 	// class of pods the filters treat alike: its cost is nodes × passes.
 	passes int
+	// capped says the last Update had more classes than maxPasses.
+	capped bool
+	logger klog.Logger
+}
+
+// classKey is a placement.Class's SHA-256: a collision a pod's owner could
+// craft would judge another owner's pods by the wrong class.
+type classKey [sha256.Size]byte
+
+// class is one class of pods the filters treat alike.
+type class struct {
+	// n numbers it, for a pass's bestFor.
+	n int
+	// seq orders classes by when first seen: the oldest are judged first
+	// when there are more than maxPasses.
+	seq uint64
+	// update is the last Update that had a pod of it; judged says that
+	// Update judges its pods.
+	update uint64
+	judged bool
 }
 
 // New returns the tracker of profile's pods, listing those whose node
 // falls below the best by margin (thousandths of a score).
 func New(profile string, margin int64, pods corelisters.PodLister, nodes corelisters.NodeLister) *Tracker {
 	return &Tracker{profile: profile, margin: margin, pods: pods, nodes: nodes, now: time.Now,
-		seen: map[types.UID]*podDrift{}, views: map[*v1.Pod]*podView{}, nodeIndex: map[string]int{}, classes: map[string]int{}}
+		seen: map[types.UID]*podDrift{}, views: map[*v1.Pod]*podView{}, nodeIndex: map[string]int{}, classes: map[classKey]*class{},
+		logger: klog.Background().WithValues("profile", profile)}
 }
 
 type podDrift struct {
@@ -92,7 +123,7 @@ type podView struct {
 	node string
 	// nodeIndex numbers node in Tracker.nodeIndex.
 	nodeIndex int
-	class     int
+	class     *class
 	// drift is the pod's entry in seen, once it has one.
 	drift *podDrift
 	// update is the last Update that listed the object.
@@ -116,7 +147,8 @@ func (d *Tracker) view(pod *v1.Pod) *podView {
 
 // Update judges the running pods against sim, the newest simulation (nil
 // when there is none), and returns those drifted, longest first, at most
-// maxDriftListed, and how many more there are.
+// maxDriftListed, and how many more there are. It judges the pods of at
+// most maxPasses classes, the longest known first (judgeClasses).
 func (d *Tracker) Update(sim *status.Simulation) ([]status.DriftedPod, int) {
 	p := d.newPass(sim)
 	pods, err := d.pods.List(labels.Everything())
@@ -128,14 +160,65 @@ func (d *Tracker) Update(sim *status.Simulation) ([]status.DriftedPod, int) {
 	}
 	d.passes = 0
 	d.updates++
+	views := make([]*podView, len(pods))
+	for i, pod := range pods {
+		views[i] = d.listed(pod)
+	}
+	d.judgeClasses()
 	var drifted []status.DriftedPod
-	for _, pod := range pods {
-		if dp, ok := p.judge(pod); ok {
+	for i, pod := range pods {
+		if dp, ok := p.judge(pod, views[i]); ok {
 			drifted = append(drifted, dp)
 		}
 	}
 	d.forget()
+	d.dropClasses()
 	return list(drifted)
+}
+
+// listed is pod's view, read once per object, marked as listed by this
+// Update, and its class as had by it.
+func (d *Tracker) listed(pod *v1.Pod) *podView {
+	v := d.views[pod]
+	if v == nil {
+		v = d.view(pod)
+		d.views[pod] = v
+	}
+	v.update = d.updates
+	if v.ours {
+		v.class.update = d.updates
+	}
+	return v
+}
+
+// judgeClasses chooses the classes whose pods this Update judges: all of
+// them, or, past maxPasses, the longest known. A pod's owner can make a
+// class for each pod (a QoS annotation, tolerations); the passes stay
+// bounded, and classes made later do not displace the ones the profile's
+// workloads have had.
+func (d *Tracker) judgeClasses() {
+	var had []*class
+	for _, c := range d.classes {
+		if c.update == d.updates {
+			had = append(had, c)
+		}
+	}
+	capped := len(had) > maxPasses
+	if capped {
+		slices.SortFunc(had, func(a, b *class) int { return cmp.Compare(a.seq, b.seq) })
+	}
+	for i, c := range had {
+		c.judged = i < maxPasses
+	}
+	if capped != d.capped {
+		if capped {
+			d.logger.Info("Too many classes of pods to judge drift for all: the pods of the newest classes are not judged",
+				"classes", len(had), "judged", maxPasses)
+		} else {
+			d.logger.Info("Drift judged for every class of pods again", "classes", len(had))
+		}
+	}
+	d.capped = capped
 }
 
 // pass is one Update's judging: the simulation it judges by, whether that
@@ -168,16 +251,10 @@ func (d *Tracker) newPass(sim *status.Simulation) *pass {
 	return p
 }
 
-// judge follows pod's drift, and returns it when the pod has drifted for
-// longer than a window.
-func (p *pass) judge(pod *v1.Pod) (status.DriftedPod, bool) {
+// judge follows the drift of pod, whose view is v, and returns it when the
+// pod has drifted for longer than a window.
+func (p *pass) judge(pod *v1.Pod, v *podView) (status.DriftedPod, bool) {
 	d := p.d
-	v := d.views[pod]
-	if v == nil {
-		v = d.view(pod)
-		d.views[pod] = v
-	}
-	v.update = d.updates
 	if !v.ours {
 		return status.DriftedPod{}, false
 	}
@@ -186,8 +263,9 @@ func (p *pass) judge(pod *v1.Pod) (status.DriftedPod, bool) {
 		st.update = d.updates
 	}
 	own, ok := p.score(v)
-	if !ok {
-		// Nothing fresh to judge by: the clock restarts.
+	if !ok || !v.class.judged {
+		// Nothing fresh to judge by, or no pass for its class: the clock
+		// restarts.
 		if st != nil {
 			st.since = time.Time{}
 		}
@@ -234,15 +312,15 @@ func (p *pass) score(v *podView) (int64, bool) {
 // alternative is the best-scored node pod could run on now other than its
 // own, found once per class of pods.
 func (p *pass) alternative(pod *v1.Pod, v *podView) scored {
-	for len(p.bestFor) <= v.class {
+	for len(p.bestFor) <= v.class.n {
 		p.bestFor = append(p.bestFor, nil)
 	}
-	if p.bestFor[v.class] == nil {
+	if p.bestFor[v.class.n] == nil {
 		top := best2(pod, p.nodes, p.sim.MilliScores)
-		p.bestFor[v.class] = &top
+		p.bestFor[v.class.n] = &top
 		p.d.passes++
 	}
-	top := p.bestFor[v.class]
+	top := p.bestFor[v.class.n]
 	if top[0].node == v.node {
 		return top[1]
 	}
@@ -273,15 +351,31 @@ func list(drifted []status.DriftedPod) ([]status.DriftedPod, int) {
 	return drifted[:len(drifted)-omitted], omitted
 }
 
-// classOf numbers pod's placement.Class.
-func (d *Tracker) classOf(pod *v1.Pod) int {
-	class := placement.Class(pod)
-	n, ok := d.classes[class]
+// classOf is pod's class (placement.Class), new when no pod of the last
+// Update had it.
+func (d *Tracker) classOf(pod *v1.Pod) *class {
+	key := classKey(sha256.Sum256([]byte(placement.Class(pod))))
+	c, ok := d.classes[key]
 	if !ok {
-		n = len(d.classes)
-		d.classes[class] = n
+		d.classesSeen++
+		c = &class{n: len(d.classes), seq: d.classesSeen}
+		if last := len(d.free) - 1; last >= 0 {
+			c.n, d.free = d.free[last], d.free[:last]
+		}
+		d.classes[key] = c
 	}
-	return n
+	return c
+}
+
+// dropClasses drops the classes no pod of this Update had. Their pods'
+// views are forgotten (forget), so no view holds a number dropped.
+func (d *Tracker) dropClasses() {
+	for key, c := range d.classes {
+		if c.update != d.updates {
+			delete(d.classes, key)
+			d.free = append(d.free, c.n)
+		}
+	}
 }
 
 // below reports whether own is below alt by at least margin (≥ 0),

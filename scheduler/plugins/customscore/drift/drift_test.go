@@ -3,6 +3,8 @@ package drift
 import (
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -219,6 +221,63 @@ func TestDriftClassesByValue(t *testing.T) {
 	if d.passes != 3 {
 		t.Errorf("%d passes over the nodes for 52 pods in 3 classes, want 3", d.passes)
 	}
+}
+
+// TestDriftClassesAreBoundedAndDropped: a pod's class is written by its
+// owner (a QoS annotation value, tolerations, each up to 256 KiB), and an
+// owner can give every pod one of its own. The passes over the nodes stay
+// bounded, the classes the profile's pods had before are judged first, so
+// a flood of new classes does not hide their drift, and a class no pod
+// has any more is dropped.
+func TestDriftClassesAreBoundedAndDropped(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	clock := t0
+	nodes := []*v1.Node{st.MakeNode().Name("n1").Obj(), st.MakeNode().Name("n2").Obj()}
+	old := []*v1.Pod{runningPod("old-1", "n1"), runningPod("old-2", "n1")}
+	var flood []*v1.Pod
+	for i := range 3 * maxPasses {
+		p := runningPod(fmt.Sprintf("flood-%03d", i), "n1")
+		p.Annotations = map[string]string{placement.AnnotationQoS: fmt.Sprintf("%03d", i) + strings.Repeat("x", 64<<10)}
+		flood = append(flood, p)
+	}
+	d := newDriftTracker(t, &clock, old, nodes)
+	sim := func() *status.Simulation {
+		return &status.Simulation{MilliScores: map[string]int64{"n1": 100, "n2": 900}, WindowSeconds: 30, Received: clock}
+	}
+	d.Update(sim())
+	d.pods = corelisters.NewPodLister(indexer(t, append(slices.Clone(old), flood...)))
+	clock = t0.Add(31 * time.Second)
+	list, _ := d.Update(sim())
+	if d.passes > maxPasses {
+		t.Errorf("%d passes over the nodes for %d classes, want at most %d", d.passes, 1+len(flood), maxPasses)
+	}
+	if names := driftedNames(list); !slices.Equal(names, []string{"old-1", "old-2"}) {
+		t.Errorf("listed %v drifted, want the pods of the class known before the flood, old-1 and old-2", names)
+	}
+	if len(d.classes) != 1+len(flood) {
+		t.Errorf("%d classes known, want %d", len(d.classes), 1+len(flood))
+	}
+
+	// The flood gone: its classes are dropped; a new class comes back.
+	d.pods = corelisters.NewPodLister(indexer(t, old))
+	d.Update(sim())
+	if len(d.classes) != 1 {
+		t.Errorf("%d classes known once only one class's pods run, want 1", len(d.classes))
+	}
+	d.pods = corelisters.NewPodLister(indexer(t, append(slices.Clone(old), flood[0])))
+	d.Update(sim())
+	if len(d.classes) != 2 || d.passes != 2 {
+		t.Errorf("%d classes known and %d passes for two classes, want 2 and 2", len(d.classes), d.passes)
+	}
+}
+
+func driftedNames(list []status.DriftedPod) []string {
+	var names []string
+	for _, p := range list {
+		names = append(names, p.Name)
+	}
+	slices.Sort(names)
+	return names
 }
 
 // TestDriftListIsBounded: past 100 drifted pods the listing keeps the

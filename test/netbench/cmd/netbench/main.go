@@ -20,7 +20,7 @@ import (
 	"syscall"
 	"time"
 
-	"kns3.dev/kns3/simulator/probe"
+	"kns3.dev/kns3/simulator/probe/wire"
 	"kns3.dev/kns3/test/netbench"
 )
 
@@ -105,7 +105,7 @@ func run(args []string) error {
 		if err != nil {
 			return fmt.Errorf("forge: --to: %w", err)
 		}
-		if err := netbench.Forge(src, dst, probe.EchoRequest(rand.Uint64())); err != nil {
+		if err := netbench.Forge(src, dst, wire.EchoRequest(rand.Uint64())); err != nil {
 			return err
 		}
 		fmt.Printf("forged one echo request %s → %s\n", src, dst)

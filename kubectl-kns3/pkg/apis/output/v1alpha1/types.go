@@ -24,15 +24,59 @@ type Explanation struct {
 	Pod             string `json:"pod"`
 	SchedulerName   string `json:"schedulerName"`
 	// Node is the pod's node; "" while it is pending.
-	Node                 string      `json:"node,omitempty"`
-	PlacementEvent       string      `json:"placementEvent,omitempty"`
-	LastFailedScheduling string      `json:"lastFailedScheduling,omitempty"`
-	Normalization        string      `json:"normalization"`
-	Simulation           *Simulation `json:"simulation,omitempty"`
-	SimulatorError       string      `json:"simulatorError,omitempty"`
-	// Nodes has one row per node: candidates by simulator score, best
-	// first, then the nodes a filter rejects, by name.
+	Node                 string `json:"node,omitempty"`
+	PlacementEvent       string `json:"placementEvent,omitempty"`
+	LastFailedScheduling string `json:"lastFailedScheduling,omitempty"`
+	// Normalization is CustomScorePlugin's (MinMax or Absolute).
+	Normalization string `json:"normalization"`
+	// Scoring is how the pod's profile ranks nodes among KNS-3's plugins:
+	// each plugin with its weight, as the scheduler published it;
+	// ScoringAssumed says it published none, and CustomScorePlugin alone is
+	// assumed.
+	Scoring        []ScoringPlugin `json:"scoring"`
+	ScoringAssumed bool            `json:"scoringAssumed,omitempty"`
+	// DecidedBy is the KNS-3 plugin whose points put the pod's node ahead
+	// of the runner-up by the most; "" when none did, or when it cannot be
+	// told (DecidedFrom is then empty too). DecidedFrom says where it was
+	// read: DecidedFromEvent or DecidedFromStatus. RunnerUp is the other
+	// candidate with the most points here.
+	DecidedBy   string `json:"decidedBy,omitempty"`
+	DecidedFrom string `json:"decidedFrom,omitempty"`
+	RunnerUp    string `json:"runnerUp,omitempty"`
+	// Caveats say why the candidate ranked first here may not be the pod's
+	// node; set only when it is not.
+	Caveats []string `json:"caveats,omitempty"`
+	// Unrecomputed names the KNS-3 plugins whose points could not be
+	// worked out from the status, and why; they are left out of Points.
+	Unrecomputed []string `json:"unrecomputed,omitempty"`
+	// Simulation is the newest simulation the profile holds; nil when none
+	// (SimulatorError says why).
+	Simulation     *Simulation `json:"simulation,omitempty"`
+	SimulatorError string      `json:"simulatorError,omitempty"`
+	// Nodes has one row per node: candidates by points, most first (by
+	// name among equals), then the other nodes, by name.
 	Nodes []Row `json:"nodes"`
+}
+
+// Where an Explanation's DecidedBy was read.
+const (
+	// DecidedFromEvent: the pod's placement event names it.
+	DecidedFromEvent = "placementEvent"
+	// DecidedFromStatus: worked out here, from the published status.
+	DecidedFromStatus = "status"
+)
+
+// ScoringPlugin is one KNS-3 plugin a profile scores nodes with.
+type ScoringPlugin struct {
+	Name   string `json:"name"`
+	Weight int32  `json:"weight"`
+}
+
+// PluginScore is one KNS-3 plugin's normalized score of a node (0–100,
+// before its weight).
+type PluginScore struct {
+	Plugin     string `json:"plugin"`
+	Normalized int64  `json:"normalized"`
 }
 
 // Simulation describes the simulator's answer the scores come from.
@@ -70,13 +114,27 @@ type Row struct {
 	// BandwidthAtLeast says BandwidthMbps is only a lower bound: the
 	// simulator could not measure the link above it.
 	BandwidthAtLeast bool `json:"bandwidthAtLeast,omitempty"`
-	// NormalizedScore is what NormalizeScore makes of the raw scores of
-	// the candidates (nodes that pass both checks above) before the
-	// profile's weight; nil for a non-candidate, or when no candidate has
-	// a score (PreScore then skips the plugin).
-	NormalizedScore *int64 `json:"normalizedScore,omitempty"`
-	// Rank is the candidate's place by simulator score (ties share it);
-	// 0 for a non-candidate or an unscored node.
+	// LinkUseMbps is the traffic measured on the node's link; nil when
+	// not measured.
+	LinkUseMbps *float64 `json:"linkUseMbps,omitempty"`
+	// FreeMbps is what NetworkCapacity finds free on the link for the pod:
+	// the bandwidth less the measured use and the need of the pods placed
+	// since the measurement, the pod itself not among them (OwnNeedMbps
+	// says what of its own need was taken off); nil when the profile does
+	// not score with NetworkCapacity or the link is not described.
+	FreeMbps    *float64 `json:"freeMbps,omitempty"`
+	OwnNeedMbps float64  `json:"ownNeedMbps,omitempty"`
+	// Scores are each KNS-3 plugin's normalized score among the candidates
+	// (nodes that pass the checks above), in Scoring's order, as its
+	// NormalizeScore would make them; a plugin its PreScore would skip
+	// (no candidate scored) has none. None for a non-candidate.
+	Scores []PluginScore `json:"scores,omitempty"`
+	// Points is the candidate's sum of weight × normalized score over
+	// Scores: what ranks the candidates; nil for a non-candidate, or when
+	// no plugin scores.
+	Points *int64 `json:"points,omitempty"`
+	// Rank is the candidate's place by Points (ties share it); 0 for a
+	// non-candidate, or when no plugin scores.
 	Rank int `json:"rank,omitempty"`
 	// Chosen marks the pod's node.
 	Chosen bool `json:"chosen,omitempty"`

@@ -1,8 +1,7 @@
-// Package probe measures each node's network from the simulator: a small
-// agent on every node (the simulator's own image, `--agent`) answers UDP
-// probes, and the simulator's Prober sends them, within a byte budget, and
-// turns the answers into latency, packet loss and bandwidth per node, each
-// with how many samples are behind it, an interval and its age.
+// Package wire is the probe protocol both ends speak: the datagrams an
+// agent (package agent, on every node) and the prober (package probe, in
+// the simulator) exchange, how each is signed, and the kernel's receive
+// times both read.
 //
 // Four messages, each a UDP datagram starting with a 4-byte magic, a type
 // byte and a version byte. The type byte's high bit marks an answer:
@@ -41,24 +40,25 @@
 // answers from the address it asked that carry the random key, hello id
 // or train id it sent, refuses a report that claims more than the train
 // held, and caps a train's rate at the rate it was sent at.
-package probe
+package wire
 
 import (
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"math/rand/v2"
 	"time"
 )
 
-// Message types. An answer's type byte is its request's with answerBit set.
+// Message types. An answer's type byte is its request's with AnswerBit set.
 const (
-	typeHello  byte = 1
-	typeEcho   byte = 2
-	typeTrain  byte = 3
-	typeReport byte = 4
+	TypeHello  byte = 1
+	TypeEcho   byte = 2
+	TypeTrain  byte = 3
+	TypeReport byte = 4
 
-	answerBit byte = 0x80
+	AnswerBit byte = 0x80
 )
 
 const (
@@ -68,25 +68,54 @@ const (
 	// echo's times. Agents and probers of other versions ignore each
 	// other.
 	version = 3
-	// headerSize is magic, type and version.
-	headerSize = 6
+	// HeaderSize is magic, type and version.
+	HeaderSize = 6
 
 	// HelloSize is the size of a hello and of its answer: room for a node
 	// name of 253 bytes (a DNS-1123 subdomain's longest), the request's
 	// time and the MAC.
-	HelloSize = helloStampAt + 8 + macSize
+	HelloSize = helloStampAt + 8 + MACSize
 	// EchoSize is the size of an echo request and of its answer: the
 	// answer's fields end at byte 71, the MAC follows.
-	EchoSize = 72 + macSize
+	EchoSize = 72 + MACSize
 	// TrainPacketSize is the size of each packet of a train: a signed
 	// header, padded.
 	TrainPacketSize = 1200
 	// ReportSize is the size of a report request and of its answer.
-	ReportSize = reportStampAt + 8 + macSize
+	ReportSize = reportStampAt + 8 + MACSize
 
-	// wireOverhead is what Ethernet, IPv4 and UDP add to each datagram.
-	wireOverhead = 14 + 20 + 8
+	// Overhead is what Ethernet, IPv4 and UDP add to each datagram.
+	Overhead = 14 + 20 + 8
+
+	// TypeAt is the offset of a message's type byte, IDAt that of its id
+	// (a hello's, an echo's key, a train's).
+	TypeAt = 4
+	IDAt   = 6
 )
+
+// MinTrainPackets is the fewest arrivals from which a train gives a rate.
+const MinTrainPackets = 8
+
+// SocketBuffer is what agents and probers ask for their sockets' receive
+// buffers: the kernel grants up to twice net.core.rmem_max. The more a
+// socket holds, the longer its reader may wait for a CPU before a
+// datagram is dropped and read as loss.
+const SocketBuffer = 4 << 20
+
+// TrainPort is the port an agent counts trains on: the one after its
+// probe port. Trains have a socket of their own, so a train's burst
+// never fills the buffer echoes wait in.
+func TrainPort(probePort uint16) uint16 { return probePort + 1 }
+
+// NewID is a new hello's or train's id: random, and never 0, the id of
+// none.
+func NewID() uint64 {
+	for {
+		if id := rand.Uint64(); id != 0 {
+			return id
+		}
+	}
+}
 
 // Offsets of the fields after the header. Every message carries its id (a
 // hello's, an echo's key, a train's) at 6; every request the time it was
@@ -118,13 +147,13 @@ const (
 	reportStampAt   = 42
 )
 
-var errShort = errors.New("datagram too short")
+var ErrShort = errors.New("datagram too short")
 
-// header checks a datagram's magic and version and returns its type byte,
-// answerBit included.
-func header(b []byte) (byte, error) {
-	if len(b) < headerSize {
-		return 0, errShort
+// Header checks a datagram's magic and version and returns its type byte,
+// AnswerBit included.
+func Header(b []byte) (byte, error) {
+	if len(b) < HeaderSize {
+		return 0, ErrShort
 	}
 	if string(b[:4]) != magic {
 		return 0, errors.New("not a KNS-3 probe")
@@ -153,15 +182,15 @@ func getTime(b []byte) time.Time {
 	return time.Time{}
 }
 
-// encodeHello builds a hello carrying id and node: a request when node is
+// EncodeHello builds a hello carrying id and node: a request when node is
 // empty, else the answer; sent is the request's time (zero in an answer
 // built from scratch: the agent copies the request's).
-func encodeHello(b []byte, id uint64, node string, sent time.Time) []byte {
+func EncodeHello(b []byte, id uint64, node string, sent time.Time) []byte {
 	b = b[:HelloSize]
 	clear(b)
-	t := typeHello
+	t := TypeHello
 	if node != "" {
-		t |= answerBit
+		t |= AnswerBit
 	}
 	putHeader(b, t)
 	binary.BigEndian.PutUint64(b[6:], id)
@@ -171,11 +200,11 @@ func encodeHello(b []byte, id uint64, node string, sent time.Time) []byte {
 	return b
 }
 
-// decodeHello returns a hello's id, the node name it carries (empty in a
+// DecodeHello returns a hello's id, the node name it carries (empty in a
 // request) and its time.
-func decodeHello(b []byte) (id uint64, node string, sent time.Time, err error) {
+func DecodeHello(b []byte) (id uint64, node string, sent time.Time, err error) {
 	if len(b) < HelloSize {
-		return 0, "", time.Time{}, errShort
+		return 0, "", time.Time{}, ErrShort
 	}
 	n := int(binary.BigEndian.Uint16(b[helloNameLenAt:]))
 	if n > helloStampAt-helloNameAt {
@@ -184,35 +213,35 @@ func decodeHello(b []byte) (id uint64, node string, sent time.Time, err error) {
 	return binary.BigEndian.Uint64(b[6:]), string(b[helloNameAt : helloNameAt+n]), getTime(b[helloStampAt:]), nil
 }
 
-// echoStamps are what an echo answer adds to the request: the agent's
+// EchoStamps are what an echo answer adds to the request: the agent's
 // times, by its clock, when its kernel received the echo and when it sent
 // the answer (only their difference, the time the echo waited in the
 // agent, means anything to the prober), the hash of its node's name, and
 // the node link's counters.
-type echoStamps struct {
+type EchoStamps struct {
 	Received, Sent time.Time
 	NodeHash       uint64
-	Link           linkReading
+	Link           LinkReading
 }
 
-// linkReading is one reading of a node link's byte counters: bytes
+// LinkReading is one reading of a node link's byte counters: bytes
 // received and sent since the node's interface came up, and when the
-// agent read them, by its clock. Flags holds linkValid when the agent
+// agent read them, by its clock. Flags holds LinkValid when the agent
 // has counters; without it the other fields mean nothing.
-type linkReading struct {
+type LinkReading struct {
 	RxBytes, TxBytes uint64
 	At               time.Time
 	Flags            byte
 }
 
-// linkValid is the flag of a reading that holds counters.
-const linkValid byte = 1
+// LinkValid is the flag of a reading that holds counters.
+const LinkValid byte = 1
 
 // valid says the reading holds counters.
-func (r linkReading) valid() bool { return r.Flags&linkValid != 0 }
+func (r LinkReading) Valid() bool { return r.Flags&LinkValid != 0 }
 
 // residence is how long the echo waited in the agent: never negative.
-func (s echoStamps) residence() time.Duration {
+func (s EchoStamps) Residence() time.Duration {
 	if s.Received.IsZero() || s.Sent.IsZero() {
 		return 0
 	}
@@ -220,32 +249,32 @@ func (s echoStamps) residence() time.Duration {
 }
 
 // nodeHash is the hash of a node's name an echo answer carries.
-func nodeHash(node string) uint64 {
+func NodeHash(node string) uint64 {
 	h := fnv.New64a()
 	h.Write([]byte(node))
 	return h.Sum64()
 }
 
-// encodeEcho builds an echo request carrying key, sent at sent.
-func encodeEcho(b []byte, key uint64, sent time.Time) []byte {
+// EncodeEcho builds an echo request carrying key, sent at sent.
+func EncodeEcho(b []byte, key uint64, sent time.Time) []byte {
 	b = b[:EchoSize]
 	clear(b)
-	putHeader(b, typeEcho)
+	putHeader(b, TypeEcho)
 	binary.BigEndian.PutUint64(b[6:], key)
 	putTime(b[echoStampAt:], sent)
 	return b
 }
 
-// encodeEchoAnswer builds the answer to the echo of key, whose request
+// EncodeEchoAnswer builds the answer to the echo of key, whose request
 // was sent at requested and received at received, for the node whose
 // name hashes to node, with the node link's last reading; its sent time is
-// filled in by stampEchoSent just before it leaves, and then its MAC.
-func encodeEchoAnswer(b []byte, key uint64, requested, received time.Time, node uint64, link linkReading) []byte {
-	b = encodeEcho(b, key, requested)
-	b[4] |= answerBit
+// filled in by StampEchoSent just before it leaves, and then its MAC.
+func EncodeEchoAnswer(b []byte, key uint64, requested, received time.Time, node uint64, link LinkReading) []byte {
+	b = EncodeEcho(b, key, requested)
+	b[4] |= AnswerBit
 	putTime(b[echoReceivedAt:], received)
 	binary.BigEndian.PutUint64(b[echoNodeHashAt:], node)
-	if link.valid() {
+	if link.Valid() {
 		binary.BigEndian.PutUint64(b[echoRxBytesAt:], link.RxBytes)
 		binary.BigEndian.PutUint64(b[echoTxBytesAt:], link.TxBytes)
 		putTime(b[echoLinkAtAt:], link.At)
@@ -254,18 +283,18 @@ func encodeEchoAnswer(b []byte, key uint64, requested, received time.Time, node 
 	return b
 }
 
-// stampEchoSent writes the time an echo answer leaves.
-func stampEchoSent(b []byte, sent time.Time) {
+// StampEchoSent writes the time an echo answer leaves.
+func StampEchoSent(b []byte, sent time.Time) {
 	putTime(b[echoSentAt:], sent)
 }
 
-// decodeEcho returns an echo's key, the time its request was sent and, in
+// DecodeEcho returns an echo's key, the time its request was sent and, in
 // an answer, the agent's times.
-func decodeEcho(b []byte) (uint64, time.Time, echoStamps, error) {
+func DecodeEcho(b []byte) (uint64, time.Time, EchoStamps, error) {
 	if len(b) < EchoSize {
-		return 0, time.Time{}, echoStamps{}, errShort
+		return 0, time.Time{}, EchoStamps{}, ErrShort
 	}
-	s := echoStamps{Received: getTime(b[echoReceivedAt:]), Sent: getTime(b[echoSentAt:])}
+	s := EchoStamps{Received: getTime(b[echoReceivedAt:]), Sent: getTime(b[echoSentAt:])}
 	s.NodeHash = binary.BigEndian.Uint64(b[echoNodeHashAt:])
 	s.Link.RxBytes = binary.BigEndian.Uint64(b[echoRxBytesAt:])
 	s.Link.TxBytes = binary.BigEndian.Uint64(b[echoTxBytesAt:])
@@ -274,42 +303,42 @@ func decodeEcho(b []byte) (uint64, time.Time, echoStamps, error) {
 	return binary.BigEndian.Uint64(b[6:]), getTime(b[echoStampAt:]), s, nil
 }
 
-// encodeTrain builds packet i of train id, sent at sent.
-func encodeTrain(b []byte, id uint64, i uint32, sent time.Time) []byte {
+// EncodeTrain builds packet i of train id, sent at sent.
+func EncodeTrain(b []byte, id uint64, i uint32, sent time.Time) []byte {
 	b = b[:TrainPacketSize]
-	clear(b[:trainSignedSize+macSize])
-	putHeader(b, typeTrain)
+	clear(b[:trainSignedSize+MACSize])
+	putHeader(b, TypeTrain)
 	binary.BigEndian.PutUint64(b[6:], id)
 	binary.BigEndian.PutUint32(b[trainIndexAt:], i)
 	putTime(b[trainStampAt:], sent)
 	return b
 }
 
-// decodeTrain returns a train packet's train, index and time.
-func decodeTrain(b []byte) (id uint64, i uint32, sent time.Time, err error) {
-	if len(b) < trainSignedSize+macSize {
-		return 0, 0, time.Time{}, errShort
+// DecodeTrain returns a train packet's train, index and time.
+func DecodeTrain(b []byte) (id uint64, i uint32, sent time.Time, err error) {
+	if len(b) < trainSignedSize+MACSize {
+		return 0, 0, time.Time{}, ErrShort
 	}
 	return binary.BigEndian.Uint64(b[6:]), binary.BigEndian.Uint32(b[trainIndexAt:]), getTime(b[trainStampAt:]), nil
 }
 
-// trainCount is what an agent counted of one train: packets and bytes
+// TrainCount is what an agent counted of one train: packets and bytes
 // received, and when the first and the last arrived (the agent's clock;
 // only their difference means anything to the prober).
-type trainCount struct {
+type TrainCount struct {
 	Packets     uint32
 	Bytes       uint64
 	First, Last time.Time
 }
 
-// encodeReport builds a report: a request, sent at sent, when c is nil,
+// EncodeReport builds a report: a request, sent at sent, when c is nil,
 // else the answer.
-func encodeReport(b []byte, id uint64, c *trainCount, sent time.Time) []byte {
+func EncodeReport(b []byte, id uint64, c *TrainCount, sent time.Time) []byte {
 	b = b[:ReportSize]
 	clear(b)
-	t := typeReport
+	t := TypeReport
 	if c != nil {
-		t |= answerBit
+		t |= AnswerBit
 	}
 	putHeader(b, t)
 	binary.BigEndian.PutUint64(b[6:], id)
@@ -323,13 +352,13 @@ func encodeReport(b []byte, id uint64, c *trainCount, sent time.Time) []byte {
 	return b
 }
 
-// decodeReport returns a report's train, its counts (empty in a request)
+// DecodeReport returns a report's train, its counts (empty in a request)
 // and its time.
-func decodeReport(b []byte) (uint64, trainCount, time.Time, error) {
+func DecodeReport(b []byte) (uint64, TrainCount, time.Time, error) {
 	if len(b) < ReportSize {
-		return 0, trainCount{}, time.Time{}, errShort
+		return 0, TrainCount{}, time.Time{}, ErrShort
 	}
-	c := trainCount{
+	c := TrainCount{
 		Packets: binary.BigEndian.Uint32(b[reportPacketsAt:]),
 		Bytes:   binary.BigEndian.Uint64(b[reportBytesAt:]),
 		First:   time.Unix(0, int64(binary.BigEndian.Uint64(b[reportFirstAt:]))),
@@ -339,15 +368,15 @@ func decodeReport(b []byte) (uint64, trainCount, time.Time, error) {
 }
 
 // empty says a report request carries no counts, as a request must.
-func (c trainCount) empty() bool {
+func (c TrainCount) Empty() bool {
 	return c.Packets == 0 && c.Bytes == 0 && c.First.UnixNano() == 0 && c.Last.UnixNano() == 0
 }
 
 // Mbps is the rate at which the train's packets arrived after the first,
 // in Mbit/s; ok is false when too few arrived to tell.
-func (c trainCount) Mbps() (float64, bool) {
+func (c TrainCount) Mbps() (float64, bool) {
 	span := c.Last.Sub(c.First)
-	if c.Packets < minTrainPackets || span <= 0 {
+	if c.Packets < MinTrainPackets || span <= 0 {
 		return 0, false
 	}
 	perPacket := float64(c.Bytes) / float64(c.Packets)
@@ -358,5 +387,5 @@ func (c trainCount) Mbps() (float64, bool) {
 // EchoRequest returns the bytes of an unsigned echo request carrying key:
 // for tools that check that an agent refuses what it cannot authenticate.
 func EchoRequest(key uint64) []byte {
-	return encodeEcho(make([]byte, EchoSize), key, time.Now())
+	return EncodeEcho(make([]byte, EchoSize), key, time.Now())
 }

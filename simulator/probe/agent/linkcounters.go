@@ -1,4 +1,4 @@
-package probe
+package agent
 
 import (
 	"errors"
@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"k8s.io/klog/v2"
+
+	"kns3.dev/kns3/simulator/probe/wire"
 )
 
 // linkReadEvery is how often at most an agent reads its node link's
@@ -52,7 +54,7 @@ type linkCounters struct {
 	recovered func()
 
 	mu      sync.Mutex
-	last    linkReading
+	last    wire.LinkReading
 	tried   time.Time
 	failing bool
 }
@@ -79,7 +81,7 @@ func newLinkCounters(sysfs, link string) (*linkCounters, error) {
 // latest returns the last reading, reading the counters again first when
 // the last try is linkReadEvery old; now is the agent's clock. A reading
 // that failed is none: its Flags say so.
-func (c *linkCounters) latest(now func() time.Time) linkReading {
+func (c *linkCounters) latest(now func() time.Time) wire.LinkReading {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if t := now(); !c.tried.IsZero() && t.Sub(c.tried) < linkReadEvery && t.Sub(c.tried) >= 0 {
@@ -89,7 +91,7 @@ func (c *linkCounters) latest(now func() time.Time) linkReading {
 	// Stamped after the read: the counters are at least that recent.
 	c.tried = now()
 	if err != nil {
-		c.last = linkReading{}
+		c.last = wire.LinkReading{}
 		if !c.failing {
 			c.failing = true
 			c.failed(fmt.Errorf("%s: %w", c.source, err))
@@ -100,7 +102,7 @@ func (c *linkCounters) latest(now func() time.Time) linkReading {
 		c.failing = false
 		c.recovered()
 	}
-	c.last = linkReading{RxBytes: rx, TxBytes: tx, At: c.tried, Flags: linkValid}
+	c.last = wire.LinkReading{RxBytes: rx, TxBytes: tx, At: c.tried, Flags: wire.LinkValid}
 	return c.last
 }
 

@@ -1,4 +1,4 @@
-package probe
+package agent
 
 import (
 	"os"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"kns3.dev/kns3/simulator/probe/wire"
 )
 
 // fakeSysfs lays out a node's /sys for link in a temp dir; writing "" for
@@ -72,25 +74,25 @@ func TestLinkCounters(t *testing.T) {
 		name      string
 		rx, tx    string // "" removes the file; "-" leaves both as they are
 		advance   time.Duration
-		want      linkReading
+		want      wire.LinkReading
 		errs      int
 		recovered int
 	}{
-		{"first reading", "100\n", "200\n", 0, linkReading{RxBytes: 100, TxBytes: 200, At: time.Unix(1000, 0), Flags: linkValid}, 0, 0},
-		{"within a second: the last reading", "150\n", "250\n", 999 * time.Millisecond, linkReading{RxBytes: 100, TxBytes: 200, At: time.Unix(1000, 0), Flags: linkValid}, 0, 0},
-		{"a second on: read again", "-", "-", time.Millisecond, linkReading{RxBytes: 150, TxBytes: 250, At: time.Unix(1001, 0), Flags: linkValid}, 0, 0},
-		{"the largest counter", max64, "0", time.Second, linkReading{RxBytes: 1<<64 - 1, TxBytes: 0, At: time.Unix(1002, 0), Flags: linkValid}, 0, 0},
-		{"rx_bytes missing: none, one error", "", "5", time.Second, linkReading{}, 1, 0},
-		{"still missing, many echoes later: no new error", "-", "-", 10 * time.Second, linkReading{}, 1, 0},
-		{"back: read, said once", "7", "8", time.Second, linkReading{RxBytes: 7, TxBytes: 8, At: time.Unix(1014, 0), Flags: linkValid}, 1, 1},
-		{"not a number: none, an error", "seven", "8", time.Second, linkReading{}, 2, 1},
-		{"tx_bytes missing", "7", "", time.Second, linkReading{}, 2, 1},
+		{"first reading", "100\n", "200\n", 0, wire.LinkReading{RxBytes: 100, TxBytes: 200, At: time.Unix(1000, 0), Flags: wire.LinkValid}, 0, 0},
+		{"within a second: the last reading", "150\n", "250\n", 999 * time.Millisecond, wire.LinkReading{RxBytes: 100, TxBytes: 200, At: time.Unix(1000, 0), Flags: wire.LinkValid}, 0, 0},
+		{"a second on: read again", "-", "-", time.Millisecond, wire.LinkReading{RxBytes: 150, TxBytes: 250, At: time.Unix(1001, 0), Flags: wire.LinkValid}, 0, 0},
+		{"the largest counter", max64, "0", time.Second, wire.LinkReading{RxBytes: 1<<64 - 1, TxBytes: 0, At: time.Unix(1002, 0), Flags: wire.LinkValid}, 0, 0},
+		{"rx_bytes missing: none, one error", "", "5", time.Second, wire.LinkReading{}, 1, 0},
+		{"still missing, many echoes later: no new error", "-", "-", 10 * time.Second, wire.LinkReading{}, 1, 0},
+		{"back: read, said once", "7", "8", time.Second, wire.LinkReading{RxBytes: 7, TxBytes: 8, At: time.Unix(1014, 0), Flags: wire.LinkValid}, 1, 1},
+		{"not a number: none, an error", "seven", "8", time.Second, wire.LinkReading{}, 2, 1},
+		{"tx_bytes missing", "7", "", time.Second, wire.LinkReading{}, 2, 1},
 	} {
 		if tc.rx != "-" {
 			fs.set(t, tc.rx, tc.tx)
 		}
 		clock = clock.Add(tc.advance)
-		var got linkReading
+		var got wire.LinkReading
 		// As many echoes as arrive in a second.
 		for range 100 {
 			got = c.latest(now)
@@ -117,15 +119,14 @@ func TestAgentEchoCarriesLinkCounters(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		link string // "" reads none
-		want linkReading
+		want wire.LinkReading
 	}{
-		{"counters", "ens5", linkReading{RxBytes: 12_500_000, TxBytes: 3, At: at, Flags: linkValid}},
-		{"another interface's, which this node lacks", "eth0", linkReading{}},
-		{"no --node-sysfs", "", linkReading{}},
+		{"counters", "ens5", wire.LinkReading{RxBytes: 12_500_000, TxBytes: 3, At: at, Flags: wire.LinkValid}},
+		{"another interface's, which this node lacks", "eth0", wire.LinkReading{}},
+		{"no --node-sysfs", "", wire.LinkReading{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			a := NewAgent("n", nil, testKey)
-			a.now = func() time.Time { return at }
+			a := NewAgent("n", nil, testKey, WithClock(func() time.Time { return at }))
 			if tc.link != "" {
 				if err := a.ReadLinkCounters(fs.root, tc.link); err != nil {
 					t.Fatal(err)
@@ -136,7 +137,7 @@ func TestAgentEchoCarriesLinkCounters(t *testing.T) {
 			if len(ans) > len(echo) {
 				t.Errorf("answer of %d bytes to %d", len(ans), len(echo))
 			}
-			if _, _, s, err := decodeEcho(ans); err != nil || s.Link != tc.want {
+			if _, _, s, err := wire.DecodeEcho(ans); err != nil || s.Link != tc.want {
 				t.Errorf("answer's link reading %+v (%v), want %+v", s.Link, err, tc.want)
 			}
 		})

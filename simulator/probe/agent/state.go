@@ -1,8 +1,10 @@
-package probe
+package agent
 
 import (
 	"net/netip"
 	"time"
+
+	"kns3.dev/kns3/simulator/probe/wire"
 )
 
 // Bounds of an agent's state: fixed, whatever arrives.
@@ -40,7 +42,7 @@ type sourceTrains struct {
 	// ids and counts are the sender's trains, in arrival order of their
 	// first packet; a new one replaces the oldest.
 	ids    [maxTrainsPerSource]uint64
-	counts [maxTrainsPerSource]trainCount
+	counts [maxTrainsPerSource]wire.TrainCount
 	n      int
 	next   int
 	// last is when the sender's last train packet arrived: the sender
@@ -63,7 +65,7 @@ func (tt *trainTable) count(from netip.AddrPort, id uint64, size int, now time.T
 	}
 	i := s.next
 	s.ids[i] = id
-	s.counts[i] = trainCount{Packets: 1, Bytes: uint64(size), First: now, Last: now}
+	s.counts[i] = wire.TrainCount{Packets: 1, Bytes: uint64(size), First: now, Last: now}
 	s.next = (s.next + 1) % maxTrainsPerSource
 	s.n = min(s.n+1, maxTrainsPerSource)
 }
@@ -90,7 +92,7 @@ func (tt *trainTable) source(from netip.AddrPort, now time.Time) *sourceTrains {
 
 // get returns what arrived of from's train id: nothing when from sent no
 // such train.
-func (tt *trainTable) get(from netip.AddrPort, id uint64) trainCount {
+func (tt *trainTable) get(from netip.AddrPort, id uint64) wire.TrainCount {
 	for i := range tt.sources {
 		s := &tt.sources[i]
 		if s.from != from {
@@ -102,7 +104,7 @@ func (tt *trainTable) get(from netip.AddrPort, id uint64) trainCount {
 			}
 		}
 	}
-	return trainCount{}
+	return wire.TrainCount{}
 }
 
 // sourceLimits is a token bucket per source address.

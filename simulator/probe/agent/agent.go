@@ -1,10 +1,12 @@
-package probe
+// Package agent is what runs on every node: it answers the probes of the
+// simulator's prober (package probe), whose format and signing are package
+// wire's, and refuses everything else. It holds nothing of the prober.
+package agent
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net"
 	"net/netip"
 	"strconv"
@@ -13,21 +15,9 @@ import (
 	"time"
 
 	"k8s.io/klog/v2"
+
+	"kns3.dev/kns3/simulator/probe/wire"
 )
-
-// minTrainPackets is the fewest arrivals from which a train gives a rate.
-const minTrainPackets = 8
-
-// socketBuffer is what an agent and the prober ask for their sockets'
-// receive buffers: the kernel grants up to twice net.core.rmem_max. The
-// more a socket holds, the longer its reader may wait for a CPU before a
-// datagram is dropped and read as loss.
-const socketBuffer = 4 << 20
-
-// TrainPort is the port an agent counts trains on: the one after its
-// probe port. Trains have a socket of their own, so a train's burst
-// never fills the buffer echoes wait in.
-func TrainPort(probePort uint16) uint16 { return probePort + 1 }
 
 // Agent answers probes for one node.
 type Agent struct {
@@ -40,7 +30,7 @@ type Agent struct {
 	// agent, which never sends requests.
 	port uint16
 	// key authenticates every datagram, both ways.
-	key *Key
+	key *wire.Key
 	// mu guards what both readers use: the trains, the requests taken and
 	// the limits of each source.
 	mu     sync.Mutex
@@ -54,6 +44,8 @@ type Agent struct {
 	// link, when set, reads the node link's counters that echo answers
 	// carry.
 	link *linkCounters
+	// peers, when set, are the other agents this one measures.
+	peers *peerState
 }
 
 // refusals count what an agent refused of what reached it.
@@ -64,22 +56,44 @@ type refusals struct {
 	unauthenticated, stale, limited atomic.Int64
 }
 
-// NewAgent returns an agent answering for node on conn, which takes
-// trains too, authenticating every datagram with key.
-func NewAgent(node string, conn net.PacketConn, key *Key) *Agent {
-	a := &Agent{node: node, nodeHash: nodeHash(node), conn: conn, key: key, now: time.Now,
+// Option sets what NewAgent otherwise leaves at its default. Listen
+// needs none; they are hooks for tests that run agents beside a prober.
+type Option func(*Agent)
+
+// WithClock makes the agent read its clock from now, not the system's:
+// the time it stamps on what it receives and sends, and judges requests'
+// freshness by.
+func WithClock(now func() time.Time) Option {
+	return func(a *Agent) { a.now = now }
+}
+
+// WithTrainConn makes the agent count trains on conn, as Listen's agent
+// does on the port after its own; without it, trains arrive on the
+// request connection.
+func WithTrainConn(conn net.PacketConn) Option {
+	return func(a *Agent) { a.trainConn = conn }
+}
+
+// NewAgent returns an agent answering for node on conn, authenticating
+// every datagram with key.
+func NewAgent(node string, conn net.PacketConn, key *wire.Key, opts ...Option) *Agent {
+	a := &Agent{node: node, nodeHash: wire.NodeHash(node), conn: conn, key: key, now: time.Now,
 		limit: newSourceLimits(agentSourceRate, agentSourceBurst), trainLimit: newSourceLimits(trainSourceRate, trainSourceBurst)}
 	if conn != nil {
 		if ua, ok := conn.LocalAddr().(*net.UDPAddr); ok {
 			a.port = uint16(ua.Port)
 		}
 	}
+	for _, o := range opts {
+		o(a)
+	}
 	return a
 }
 
 // Listen opens addr (UDP) for requests, and the train port after it, and
-// returns an agent answering there for node, authenticating with key.
-func Listen(addr, node string, key *Key) (*Agent, error) {
+// returns an agent answering there for node, authenticating with key,
+// with opts.
+func Listen(addr, node string, key *wire.Key, opts ...Option) (*Agent, error) {
 	if node == "" {
 		return nil, errors.New("the agent needs its node's name (--node-name, or NODE_NAME from the downward API)")
 	}
@@ -91,13 +105,13 @@ func Listen(addr, node string, key *Key) (*Agent, error) {
 		conn.Close()
 		return nil, errors.New("the agent needs the probe key (--probe-key-file)")
 	}
-	a := NewAgent(node, conn, key)
+	a := NewAgent(node, conn, key, opts...)
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		conn.Close()
 		return nil, err
 	}
-	trainAddr := net.JoinHostPort(host, strconv.Itoa(int(TrainPort(a.port))))
+	trainAddr := net.JoinHostPort(host, strconv.Itoa(int(wire.TrainPort(a.port))))
 	if a.trainConn, err = listenStamped(trainAddr); err != nil {
 		conn.Close()
 		return nil, err
@@ -118,8 +132,8 @@ func listenStamped(addr string) (*net.UDPConn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listening on %s: %w", addr, err)
 	}
-	_ = conn.SetReadBuffer(socketBuffer)
-	_ = enableTimestamps(conn)
+	_ = conn.SetReadBuffer(wire.SocketBuffer)
+	_ = wire.EnableTimestamps(conn)
 	return conn, nil
 }
 
@@ -166,6 +180,11 @@ func (a *Agent) Serve(ctx context.Context) error {
 			}
 		}()
 	}
+	if a.peers != nil {
+		if err := a.startPeers(ctx); err != nil {
+			return err
+		}
+	}
 	buf, out, oob := make([]byte, 2048), make([]byte, 2048), make([]byte, 128)
 	for {
 		n, from, at, err := a.read(a.conn, buf, oob)
@@ -179,10 +198,10 @@ func (a *Agent) Serve(ctx context.Context) error {
 		if reply == nil {
 			continue
 		}
-		if reply[4] == typeEcho|answerBit {
-			stampEchoSent(reply, a.now())
+		if reply[4] == wire.TypeEcho|wire.AnswerBit {
+			wire.StampEchoSent(reply, a.now())
 		}
-		a.key.sign(reply)
+		a.key.Sign(reply)
 		if _, err := a.conn.WriteTo(reply, net.UDPAddrFromAddrPort(from)); err != nil {
 			logger.V(4).Info("Answering a probe failed", "to", from, "err", err)
 		}
@@ -205,7 +224,7 @@ func (a *Agent) read(conn net.PacketConn, buf, oob []byte) (int, netip.AddrPort,
 	if udp, ok := conn.(msgReader); ok {
 		var oobn int
 		n, oobn, _, from, err = udp.ReadMsgUDPAddrPort(buf, oob)
-		at = receiveTime(oob[:oobn])
+		at = wire.ReceiveTime(oob[:oobn])
 		from = netip.AddrPortFrom(from.Addr().Unmap(), from.Port())
 	} else {
 		var addr net.Addr
@@ -225,20 +244,20 @@ func (a *Agent) read(conn net.PacketConn, buf, oob []byte) (int, netip.AddrPort,
 // source's rate. A packet from anyone else never reaches the train table,
 // so no one but a prober can evict a prober's train.
 func (a *Agent) countTrain(b []byte, from netip.AddrPort, at time.Time) {
-	if t, err := header(b); err != nil || t != typeTrain || !fromProber(from, a.port) {
+	if t, err := wire.Header(b); err != nil || t != wire.TypeTrain || !fromProber(from, a.port) {
 		return
 	}
-	if !a.key.verify(b) {
+	if !a.key.Verify(b) {
 		a.refused.unauthenticated.Add(1)
 		return
 	}
-	id, i, sent, err := decodeTrain(b)
+	id, i, sent, err := wire.DecodeTrain(b)
 	if err != nil {
 		return
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.take(typeTrain, id, i, sent, from.Addr(), at, &a.trainLimit) {
+	if a.take(wire.TypeTrain, id, i, sent, from.Addr(), at, &a.trainLimit) {
 		a.trains.count(from, id, len(b), at)
 	}
 }
@@ -271,18 +290,18 @@ func fromProber(from netip.AddrPort, agentPort uint16) bool {
 // datagram the agent cannot authenticate costs it one MAC, and nothing of
 // the answers it keeps for each source.
 func (a *Agent) answer(b, out []byte, from netip.AddrPort, at time.Time) []byte {
-	t, err := header(b)
-	if err != nil || t&answerBit != 0 {
+	t, err := wire.Header(b)
+	if err != nil || t&wire.AnswerBit != 0 {
 		return nil
 	}
 	if !fromProber(from, a.port) {
 		return nil
 	}
-	if t == typeTrain {
+	if t == wire.TypeTrain {
 		a.countTrain(b, from, at)
 		return nil
 	}
-	if !a.key.verify(b) {
+	if !a.key.Verify(b) {
 		a.refused.unauthenticated.Add(1)
 		return nil
 	}
@@ -292,33 +311,45 @@ func (a *Agent) answer(b, out []byte, from netip.AddrPort, at time.Time) []byte 
 		return a.take(t, id, 0, sent, from.Addr(), at, &a.limit)
 	}
 	switch t {
-	case typeHello:
-		id, node, sent, err := decodeHello(b)
+	case wire.TypeHello:
+		id, node, sent, err := wire.DecodeHello(b)
 		if err != nil || node != "" || id == 0 || !take(id, sent) {
 			return nil
 		}
-		return encodeHello(out, id, a.node, sent)
-	case typeEcho:
-		key, sent, stamps, err := decodeEcho(b)
-		if err != nil || stamps != (echoStamps{}) || !take(key, sent) {
+		return wire.EncodeHello(out, id, a.node, sent)
+	case wire.TypeEcho:
+		key, sent, stamps, err := wire.DecodeEcho(b)
+		if err != nil || stamps != (wire.EchoStamps{}) || !take(key, sent) {
 			return nil
 		}
 		// Reading the counters, once a second, delays this answer by a
 		// few microseconds: time in the agent, which the prober takes out.
-		var link linkReading
+		var link wire.LinkReading
 		if a.link != nil {
 			link = a.link.latest(a.now)
 		}
-		return encodeEchoAnswer(out, key, sent, at, a.nodeHash, link)
-	case typeReport:
-		id, c, sent, err := decodeReport(b)
-		if err != nil || !c.empty() || !take(id, sent) {
+		return wire.EncodeEchoAnswer(out, key, sent, at, a.nodeHash, link)
+	case wire.TypeReport:
+		id, c, sent, err := wire.DecodeReport(b)
+		if err != nil || !c.Empty() || !take(id, sent) {
 			return nil
 		}
 		a.mu.Lock()
 		got := a.trains.get(from, id)
 		a.mu.Unlock()
-		return encodeReport(out, id, &got, sent)
+		return wire.EncodeReport(out, id, &got, sent)
+	case wire.TypeSamples:
+		id, epoch, cursor, sent, samples, err := wire.DecodeSamples(b)
+		if err != nil || len(samples) != 0 || id == 0 || !take(id, sent) {
+			return nil
+		}
+		return a.answerSamples(out, len(b), id, epoch, cursor, sent, at)
+	case wire.TypePairs:
+		id, rate, peers, sent, err := wire.DecodePairsRequest(b)
+		if err != nil || id == 0 || !take(id, sent) {
+			return nil
+		}
+		return a.answerPairs(out, len(b), rate, id, peers, sent, at)
 	}
 	return nil
 }
@@ -332,7 +363,7 @@ func (a *Agent) Refused() (unauthenticated, stale, limited int64) {
 
 // Check sends a hello to the agent at addr and returns the node it answers
 // for: the agent's liveness probe, and a check from the command line.
-func Check(addr string, timeout time.Duration, key *Key) (string, error) {
+func Check(addr string, timeout time.Duration, key *wire.Key) (string, error) {
 	conn, err := net.Dial("udp", addr)
 	if err != nil {
 		return "", err
@@ -341,8 +372,8 @@ func Check(addr string, timeout time.Duration, key *Key) (string, error) {
 	if err := conn.SetDeadline(time.Now().Add(timeout)); err != nil {
 		return "", err
 	}
-	id := helloID()
-	if _, err := conn.Write(key.sign(encodeHello(make([]byte, HelloSize), id, "", time.Now()))); err != nil {
+	id := wire.NewID()
+	if _, err := conn.Write(key.Sign(wire.EncodeHello(make([]byte, wire.HelloSize), id, "", time.Now()))); err != nil {
 		return "", err
 	}
 	buf := make([]byte, 2048)
@@ -351,19 +382,10 @@ func Check(addr string, timeout time.Duration, key *Key) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("no answer from the agent at %s: %w", addr, err)
 		}
-		if t, err := header(buf[:n]); err == nil && t == typeHello|answerBit && key.verify(buf[:n]) {
-			if got, node, _, err := decodeHello(buf[:n]); err == nil && got == id && node != "" {
+		if t, err := wire.Header(buf[:n]); err == nil && t == wire.TypeHello|wire.AnswerBit && key.Verify(buf[:n]) {
+			if got, node, _, err := wire.DecodeHello(buf[:n]); err == nil && got == id && node != "" {
 				return node, nil
 			}
-		}
-	}
-}
-
-// helloID is a new hello's id: random, and never 0, the id of no hello.
-func helloID() uint64 {
-	for {
-		if id := rand.Uint64(); id != 0 {
-			return id
 		}
 	}
 }

@@ -1,6 +1,6 @@
 //go:build linux && (amd64 || arm64)
 
-package probe
+package wire
 
 import (
 	"encoding/binary"
@@ -9,11 +9,11 @@ import (
 	"time"
 )
 
-// kernelTimestamps says the agent can read the kernel's receive times here.
-const kernelTimestamps = true
+// KernelTimestamps says the kernel's receive times can be read here.
+const KernelTimestamps = true
 
-// enableTimestamps asks the kernel to stamp each datagram conn receives.
-func enableTimestamps(conn *net.UDPConn) error {
+// EnableTimestamps asks the kernel to stamp each datagram conn receives.
+func EnableTimestamps(conn *net.UDPConn) error {
 	raw, err := conn.SyscallConn()
 	if err != nil {
 		return err
@@ -27,9 +27,9 @@ func enableTimestamps(conn *net.UDPConn) error {
 	return serr
 }
 
-// receiveTime reads the kernel's receive time from a datagram's control
+// ReceiveTime reads the kernel's receive time from a datagram's control
 // messages; zero when there is none.
-func receiveTime(oob []byte) time.Time {
+func ReceiveTime(oob []byte) time.Time {
 	msgs, err := syscall.ParseSocketControlMessage(oob)
 	if err != nil {
 		return time.Time{}
