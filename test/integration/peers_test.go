@@ -82,6 +82,9 @@ func TestPeersGoNearTheirServer(t *testing.T) {
 	if !strings.Contains(msg, "peers: 1 ") || !strings.Contains(msg, "node-a") {
 		t.Errorf("client-0's placement event %q does not say where its peer is", msg)
 	}
+	if !strings.Contains(msg, "NetworkPeers 2000") {
+		t.Errorf("client-0's placement event %q does not weigh NetworkPeers' points (2000 on a node tied with its peer's)", msg)
+	}
 	t.Logf("client-0's placement event: %s", msg)
 
 	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, waitTimeout, true, func(context.Context) (bool, error) {

@@ -46,7 +46,8 @@ var (
 // peers, from the simulation CustomScorePlugin's PreFilter holds (in
 // PerCycle mode the last answer, if young enough). It skips, so that
 // Filter lets every node through, for a pod that declares no traffic, no
-// placed peer, or when no simulation with pairs is held.
+// placed peer, when no simulation with pairs is held, and while the
+// simulator warms up: nothing is filtered by such an answer.
 func (pl *NetworkPeers) PreFilter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
 	if !declaresPeers(pod) {
 		return nil, fwk.NewStatus(fwk.Skip)
@@ -56,7 +57,7 @@ func (pl *NetworkPeers) PreFilter(ctx context.Context, state fwk.CycleState, pod
 		return nil, fwk.NewStatus(fwk.Skip)
 	}
 	sim := network.Held(state)
-	if sim == nil || sim.Pairs() == nil {
+	if sim == nil || sim.WarmUp != nil || sim.Pairs() == nil {
 		klog.FromContext(ctx).V(4).Info("No pairs held before Filter: bandwidth to peers not filtered", "plugin", Name, "pod", klog.KObj(pod))
 		return nil, fwk.NewStatus(fwk.Skip)
 	}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	st "k8s.io/kubernetes/pkg/scheduler/testing"
 
+	"kns3.dev/kns3/scheduler/plugins/network"
 	"kns3.dev/kns3/scheduler/plugins/placement"
 )
 
@@ -68,6 +69,18 @@ func TestFilter(t *testing.T) {
 				t.Errorf("rejected %v, want %v", rejected, tc.rejected)
 			}
 		})
+	}
+}
+
+// A warming-up simulator's answer filters nothing.
+func TestFilterSkipsWarmUp(t *testing.T) {
+	nodes := []fwk.NodeInfo{nodeInfo("a"), nodeInfo("c", peer("s1", "server", "c"))}
+	pl := newPlugin(t, nodes...)
+	state := framework.NewCycleState()
+	network.WriteHeld(state, &network.Simulation{Body: busyPair(false), WarmUp: &network.WarmUp{MeasuredInFull: 1, Nodes: 3, Quorum: 0.5}})
+	pod := client("c1", map[string]string{PeersAnnotation: "app=server", PeerTrafficAnnotation: "60M"})
+	if _, s := pl.PreFilter(context.Background(), state, pod, nodes); !s.IsSkip() {
+		t.Errorf("PreFilter on a warming-up answer: %v, want Skip", s)
 	}
 }
 

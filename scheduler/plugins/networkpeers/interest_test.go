@@ -22,7 +22,7 @@ import (
 	"kns3.dev/kns3/scheduler/plugins/network"
 )
 
-const profile = "kns-3-scheduler"
+const profileName = "kns-3-scheduler"
 
 var now = measuredAt.Add(time.Minute)
 
@@ -82,7 +82,7 @@ func (s *interestServer) sent() []string {
 func newTestInterest(t *testing.T, url string, pods ...*v1.Pod) *interest {
 	t.Helper()
 	pl := newPlugin(t)
-	in, err := newInterest(url, profile, podLister(t, pods...), pl.read)
+	in, err := newInterest(url, profileName, podLister(t, pods...), pl.read)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func TestInterestNodes(t *testing.T) {
 		st.MakePod().Name("s3").Namespace("other").Label("app", "server").Node("n9").Obj(),
 		peer("q1", "queue", "n5"),
 		// A client waiting for the profile, of servers on n1 and n2.
-		waiting(client("c1", peersOf("app=server")), profile),
+		waiting(client("c1", peersOf("app=server")), profileName),
 		// Waiting for another scheduler: not the profile's to place.
 		waiting(client("c2", peersOf("app=queue")), "default-scheduler"),
 		// Placed three windows (45 s) ago and more: its peers are placed.
@@ -105,7 +105,7 @@ func TestInterestNodes(t *testing.T) {
 		// Placed recently.
 		placedAt(client("c4", peersOf("app=cache")), "n1", now.Add(-10*time.Second)),
 		// A declaration that cannot be read.
-		waiting(client("c5", peersOf("app in (")), profile),
+		waiting(client("c5", peersOf("app in (")), profileName),
 	}
 	in := newTestInterest(t, "http://127.0.0.1:1", pods...)
 	if got, want := strings.Join(in.nodes(), ","), "n1,n2,n4"; got != want {
@@ -144,7 +144,7 @@ func TestInterestTell(t *testing.T) {
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
 	server := peer("s1", "server", "n2")
-	in := newTestInterest(t, ts.URL+"/", server, waiting(client("c1", peersOf("app=server")), profile))
+	in := newTestInterest(t, ts.URL+"/", server, waiting(client("c1", peersOf("app=server")), profileName))
 	var logs logLines
 	logger := logs.logger()
 	ctx := context.Background()

@@ -36,12 +36,14 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 
 	apiconfig "kns3.dev/kns3/scheduler/apis/config"
+	"kns3.dev/kns3/scheduler/apis/status"
 	"kns3.dev/kns3/scheduler/plugins/network"
 	"kns3.dev/kns3/scheduler/plugins/placement"
+	"kns3.dev/kns3/scheduler/plugins/profile"
 )
 
 // Name is the name of the plugin used in the plugin registry and configurations.
-const Name = "NetworkPeers"
+const Name = status.NetworkPeers
 
 // NetworkPeers is the NetworkPeers plugin. What a cycle knows is in its
 // CycleState; the plugin keeps only its readers and its loops.
@@ -86,6 +88,9 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 	if h == nil {
 		return pl, nil
 	}
+	// The placement event weighs its points with the other KNS-3 plugins'
+	// (profile.Scoring); its args change none of them.
+	profile.DeclareScoring(h, status.ScorePlugin{Name: Name})
 	pl.nodeInfos = func() ([]fwk.NodeInfo, error) { return h.SnapshotSharedLister().NodeInfos().List() }
 	pl.parallelize = func(ctx context.Context, n int, work func(int)) { h.Parallelizer().Until(ctx, n, work, Name) }
 	pl.recorder = h.EventRecorder()
@@ -205,11 +210,18 @@ func (pl *NetworkPeers) Score(_ context.Context, state fwk.CycleState, _ *v1.Pod
 func (pl *NetworkPeers) ScoreExtensions() fwk.ScoreExtensions { return pl }
 
 // NormalizeScore maps the costs onto 0–MaxNodeScore in proportion, the
-// lowest scoring MaxNodeScore and an unknown cost 0 (normalize).
-func (pl *NetworkPeers) NormalizeScore(_ context.Context, _ fwk.CycleState, _ *v1.Pod, scores fwk.NodeScoreList) *fwk.Status {
+// lowest scoring MaxNodeScore and an unknown cost 0 (normalize). It
+// leaves the scores in the cycle state for the placement event, which
+// tells which plugin decided (placement.WritePoints).
+func (pl *NetworkPeers) NormalizeScore(_ context.Context, state fwk.CycleState, _ *v1.Pod, scores fwk.NodeScoreList) *fwk.Status {
 	normalize(scores)
+	placement.WritePoints(state, pointsKey, scores)
 	return nil
 }
+
+// pointsKey is where NormalizeScore leaves the cycle's normalized scores,
+// for the placement event.
+var pointsKey = placement.PointsKey(Name)
 
 // SignPod lets pods that declare the same peers share a batched ranking: a
 // node's cost depends on the pod only through its namespace, its

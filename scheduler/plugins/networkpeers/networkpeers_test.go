@@ -73,9 +73,13 @@ func TestScoresCostToPeers(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			pl := newPlugin(t, tc.nodes...)
-			got, _ := scoreCycle(t, pl, tc.body, tc.pod, tc.nodes)
+			got, state := scoreCycle(t, pl, tc.body, tc.pod, tc.nodes)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("scores (-want +got):\n%s", diff)
+			}
+			// The placement event weighs what NormalizeScore left.
+			if points, ok := placement.ReadPoints(state, Name); ok != (tc.want != nil) || (ok && !cmp.Equal(points, got)) {
+				t.Errorf("points left for the placement event: %v (%t), want %v", points, ok, got)
 			}
 		})
 	}
