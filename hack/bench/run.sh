@@ -87,7 +87,7 @@ echo "bench: 1/6 Go benchmarks of the scoring cycle and of the work beside it ($
 benchtime=1s; [ "$mode" = smoke ] && benchtime=1x
 go test -vet=off -run '^$' -bench . -benchmem -benchtime "$benchtime" -count "$runs" \
   ./scheduler/plugins/customscore/... ./scheduler/plugins/network/ ./scheduler/plugins/placement/ \
-  ./scheduler/plugins/networkcapacity/ | tee "$out/go-bench.txt" | grep -E '^(Benchmark|ok)'
+  ./scheduler/plugins/networkcapacity/ ./scheduler/plugins/networkpeers/ | tee "$out/go-bench.txt" | grep -E '^(Benchmark|ok)'
 # The network coordinates' accuracy on a synthetic 5,000-node cluster of
 # three regions of three zones (no socket: the Vivaldi clients driven as
 # the prober drives them), printed, apart from the scoring cycle's report.
@@ -99,8 +99,8 @@ echo "bench: 2/6 scheduler_perf, label $label ($runs runs)"
 # One go test per test case: each writes its results as soon as it ends.
 # The profiles whose throughputs section 1 compares run one after the
 # other, in an order that rotates with the run, so none always runs first.
-profiles=(ProfileOverhead_Default ProfileOverhead_KNS3 ProfileOverhead_KNS3Background ProfileOverhead_KNS3Live)
-cases="ProfileOverhead_KNS3NoEvent ProfileOverhead_KNS3NoSink HostnameAffinity HostnameAntiAffinity HostnameAndZoneAffinity"
+profiles=(ProfileOverhead_Default ProfileOverhead_KNS3 ProfileOverhead_KNS3Background ProfileOverhead_KNS3Live ProfileOverhead_KNS3LiveNoPeers)
+cases="ProfileOverhead_KNS3NoEvent ProfileOverhead_KNS3NoSink HostnameAffinity HostnameAntiAffinity HostnameAndZoneAffinity Peers PeersPreferredAffinity"
 go test -vet=off -tags perf -c -o "$out/perf.test" ./test/perf
 for i in $(seq "$runs"); do
   for k in "${!profiles[@]}"; do perf_case "$i" "${profiles[$(( (i + k) % ${#profiles[@]} ))]}" "$label"; done

@@ -1,6 +1,7 @@
 package kindenv
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -23,6 +24,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"kns3.dev/kns3/installclient"
+	configv1 "kns3.dev/kns3/scheduler/apis/config/v1"
 	"kns3.dev/kns3/scheduler/apis/status"
 )
 
@@ -207,6 +209,30 @@ func TestOnlyTheSchedulerHoldsAToken(t *testing.T) {
 		}
 		if want := c.Name == installclient.SchedulerContainer; mounted != want {
 			t.Errorf("container %s mounts a token: %t, want %t", c.Name, mounted, want)
+		}
+	}
+}
+
+// NetworkPeers reads AppGroups, and the installs let the scheduler's
+// identity read them, in every namespace, and do nothing else with them.
+func TestAppGroupsReadOnly(t *testing.T) {
+	for _, tt := range []struct {
+		dir     string
+		subject rbacv1.Subject
+	}{
+		{deployDir(t), rbacv1.Subject{Kind: "ServiceAccount", Name: Deployment, Namespace: Namespace}},
+		{filepath.Join(deployDir(t), "control-plane", "status"), rbacv1.Subject{APIGroup: rbacv1.GroupName, Kind: "User", Name: "system:kube-scheduler"}},
+	} {
+		var role rbacv1.ClusterRole
+		renderTyped(t, tt.dir, "ClusterRole", "kns-3-scheduler:appgroups", &role)
+		want := []rbacv1.PolicyRule{{APIGroups: []string{"appgroup.diktyo.x-k8s.io"}, Resources: []string{"appgroups"}, Verbs: []string{"get", "list", "watch"}}}
+		if !reflect.DeepEqual(role.Rules, want) {
+			t.Errorf("%s: ClusterRole %s rules %+v, want %+v", tt.dir, role.Name, role.Rules, want)
+		}
+		var binding rbacv1.ClusterRoleBinding
+		renderTyped(t, tt.dir, "ClusterRoleBinding", "kns-3-scheduler:appgroups", &binding)
+		if !reflect.DeepEqual(binding.Subjects, []rbacv1.Subject{tt.subject}) || binding.RoleRef.Kind != "ClusterRole" || binding.RoleRef.Name != role.Name {
+			t.Errorf("%s: binding %+v to %+v, want %+v to %s", tt.dir, binding.Subjects, binding.RoleRef, tt.subject, role.Name)
 		}
 	}
 }
@@ -642,9 +668,10 @@ func TestSimulatorProbes(t *testing.T) {
 }
 
 // checkLiveProfile checks that a live configuration is the one it is
-// made from with NetworkCapacity added to the kns-3-scheduler profile:
-// after CustomScorePlugin at preScore, at score, and configured; nothing
-// else differs.
+// made from with NetworkCapacity and NetworkPeers added to the
+// kns-3-scheduler profile: after CustomScorePlugin at preScore, at score,
+// and configured, NetworkPeers with CustomScorePlugin's simulator;
+// nothing else differs.
 func checkLiveProfile(t *testing.T, fromPath, livePath string) {
 	t.Helper()
 	var fromCfg, liveCfg schedulerv1.KubeSchedulerConfiguration
@@ -664,7 +691,8 @@ func checkLiveProfile(t *testing.T, fromPath, livePath string) {
 		t.Fatalf("%s: no kns-3-scheduler profile with plugins", livePath)
 	}
 	p := &liveCfg.Profiles[i]
-	const capacity = "NetworkCapacity"
+	const capacity, peers = "NetworkCapacity", "NetworkPeers"
+	added := []string{capacity, peers}
 	names := func(ps []schedulerv1.Plugin) []string {
 		var out []string
 		for _, pl := range ps {
@@ -672,25 +700,51 @@ func checkLiveProfile(t *testing.T, fromPath, livePath string) {
 		}
 		return out
 	}
-	if got := names(p.Plugins.PreScore.Enabled); !slices.Equal(got, []string{"CustomScorePlugin", capacity}) {
-		t.Errorf("%s: preScore %v, want CustomScorePlugin then %s, which reads its simulation", livePath, got, capacity)
+	if got := names(p.Plugins.PreScore.Enabled); !slices.Equal(got, []string{"CustomScorePlugin", capacity, peers}) {
+		t.Errorf("%s: preScore %v, want CustomScorePlugin then %s and %s, which read its simulation", livePath, got, capacity, peers)
 	}
-	if !slices.Contains(names(p.Plugins.Score.Enabled), capacity) {
-		t.Errorf("%s does not score with %s", livePath, capacity)
+	for _, name := range added {
+		if !slices.Contains(names(p.Plugins.Score.Enabled), name) {
+			t.Errorf("%s does not score with %s", livePath, name)
+		}
+		if n := slices.IndexFunc(p.PluginConfig, func(c schedulerv1.PluginConfig) bool { return c.Name == name }); n < 0 {
+			t.Errorf("%s: pluginConfig %v has no %s", livePath, p.PluginConfig, name)
+		}
 	}
-	if n := slices.IndexFunc(p.PluginConfig, func(c schedulerv1.PluginConfig) bool { return c.Name == capacity }); n < 0 {
-		t.Errorf("%s: pluginConfig %v has no %s", livePath, p.PluginConfig, capacity)
+	if score, peer := simulatorURL(t, p.PluginConfig, "CustomScorePlugin"), simulatorURL(t, p.PluginConfig, peers); score != peer {
+		t.Errorf("%s: %s tells the simulator at %q which pairs matter, but CustomScorePlugin asks %q", livePath, peers, peer, score)
 	}
 	without := func(ps []schedulerv1.Plugin) []schedulerv1.Plugin {
-		return slices.DeleteFunc(slices.Clone(ps), func(pl schedulerv1.Plugin) bool { return pl.Name == capacity })
+		return slices.DeleteFunc(slices.Clone(ps), func(pl schedulerv1.Plugin) bool { return slices.Contains(added, pl.Name) })
 	}
 	p.Plugins.PreScore.Enabled = without(p.Plugins.PreScore.Enabled)
 	p.Plugins.Score.Enabled = without(p.Plugins.Score.Enabled)
-	p.PluginConfig = slices.DeleteFunc(p.PluginConfig, func(c schedulerv1.PluginConfig) bool { return c.Name == capacity })
+	p.PluginConfig = slices.DeleteFunc(p.PluginConfig, func(c schedulerv1.PluginConfig) bool { return slices.Contains(added, c.Name) })
 	if len(p.PluginConfig) == 0 {
 		p.PluginConfig = nil
 	}
 	if !reflect.DeepEqual(fromCfg, liveCfg) {
-		t.Errorf("%s is not %s with %s added:\n%+v\nwant\n%+v", livePath, fromPath, capacity, liveCfg, fromCfg)
+		t.Errorf("%s is not %s with %s added:\n%+v\nwant\n%+v", livePath, fromPath, strings.Join(added, " and "), liveCfg, fromCfg)
 	}
+}
+
+// simulatorURL is the simulatorURL arg plugin's pluginConfig sets, or the
+// one both plugins default to.
+func simulatorURL(t *testing.T, configs []schedulerv1.PluginConfig, plugin string) string {
+	t.Helper()
+	for _, c := range configs {
+		if c.Name != plugin {
+			continue
+		}
+		var args struct {
+			SimulatorURL string `json:"simulatorURL"`
+		}
+		if err := json.Unmarshal(c.Args.Raw, &args); err != nil {
+			t.Fatalf("%s args: %v", plugin, err)
+		}
+		if args.SimulatorURL != "" {
+			return args.SimulatorURL
+		}
+	}
+	return configv1.DefaultSimulatorURL
 }

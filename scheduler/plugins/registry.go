@@ -12,6 +12,7 @@ import (
 	"kns3.dev/kns3/scheduler/plugins/customfilter"
 	"kns3.dev/kns3/scheduler/plugins/customscore"
 	"kns3.dev/kns3/scheduler/plugins/networkcapacity"
+	"kns3.dev/kns3/scheduler/plugins/networkpeers"
 )
 
 // ProfileName is the scheduler name of the KNS-3 profile.
@@ -26,6 +27,7 @@ func Registry() frameworkruntime.Registry {
 		customscore.Name:     customscore.New,
 		custombind.Name:      custombind.New,
 		networkcapacity.Name: networkcapacity.New,
+		networkpeers.Name:    networkpeers.New,
 	}
 }
 

@@ -26,7 +26,7 @@ func newCluster(t *testing.T, scenarioYAML string, so schedulerOptions, nodes ..
 	t.Helper()
 	skipShort(t)
 	cp := startControlPlane(t)
-	sim := startSimulator(t, scenarioYAML)
+	sim := startSimulator(t, scenarioYAML, so.pairs)
 	c := startCluster(t, cp, sim.url, so, nodes...)
 	c.sim = sim
 	return c

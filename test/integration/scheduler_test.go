@@ -23,15 +23,20 @@ import (
 	"kns3.dev/kns3/scheduler/plugins"
 	"kns3.dev/kns3/scheduler/plugins/customscore"
 	"kns3.dev/kns3/scheduler/plugins/networkcapacity"
+	"kns3.dev/kns3/scheduler/plugins/networkpeers"
+	"kns3.dev/kns3/test/pairs"
 )
 
 // configPath is the configuration the product ships; controlPlaneConfig
 // the one-scheduler install's, and liveControlPlaneConfig that install's
-// with live measurements (NetworkCapacity in its profile).
+// with live measurements (NetworkCapacity and NetworkPeers in its profile).
 const (
 	configPath             = "../../deploy/scheduler-config.yaml"
 	controlPlaneConfig     = "../../deploy/control-plane/scheduler-config.yaml"
 	liveControlPlaneConfig = "../../deploy/live/control-plane/scheduler-config.yaml"
+	// liveConfig is the live install's, with NetworkCapacity and
+	// NetworkPeers.
+	liveConfig = "../../deploy/live/scheduler-config.yaml"
 )
 
 func init() {
@@ -55,6 +60,10 @@ type schedulerOptions struct {
 	// withCapacityFilter also enables NetworkCapacity at preFilter (after
 	// CustomScorePlugin) and at filter: the opt-in filter.
 	withCapacityFilter bool
+	// pairs gives the simulator stub's answers their pairs key, for the
+	// nodes each names; nil: none. A NetworkPeers of the configuration
+	// tells the stub which pairs matter.
+	pairs func(nodes []string) *pairs.Answer
 }
 
 // startScheduler runs kns-3-scheduler in the test process: the upstream
@@ -159,6 +168,9 @@ func writeSchedulerConfig(t testing.TB, kubeconfig, simulatorURL string, so sche
 	if pcs, ok := profile["pluginConfig"].([]any); ok {
 		for _, pc := range pcs {
 			pc := pc.(map[string]any)
+			if args, ok := pc["args"].(map[string]any); ok && pc["name"] == networkpeers.Name {
+				args["simulatorURL"] = simulatorURL
+			}
 			if pc["name"] != customscore.Name {
 				others = append(others, pc)
 				continue

@@ -15,6 +15,7 @@ import (
 
 	"kns3.dev/kns3/simulator/scenario"
 	"kns3.dev/kns3/simulator/server"
+	"kns3.dev/kns3/test/pairs"
 )
 
 // simulatorStub is the simulator on a loopback port, serving a scenario file
@@ -24,9 +25,14 @@ type simulatorStub struct {
 	url  string
 	path string
 	http *http.Server
+	// pairs adds the pairs key to the answers and takes the scheduler's
+	// interest in pairs; nil when the test gives no pairs.
+	pairs *pairs.Stub
 }
 
-func startSimulator(t *testing.T, scenarioYAML string) *simulatorStub {
+// startSimulator serves scenarioYAML and, unless pairsOf is nil, the pairs
+// key it gives each answer's nodes.
+func startSimulator(t *testing.T, scenarioYAML string, pairsOf func(nodes []string) *pairs.Answer) *simulatorStub {
 	t.Helper()
 	s := &simulatorStub{t: t, path: filepath.Join(t.TempDir(), "scenario.yaml")}
 	s.writeScenario(scenarioYAML)
@@ -42,7 +48,12 @@ func startSimulator(t *testing.T, scenarioYAML string) *simulatorStub {
 		t.Fatal(err)
 	}
 	s.url = "http://" + ln.Addr().String()
-	s.http = &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: time.Second}
+	handler := srv.Handler()
+	if pairsOf != nil {
+		s.pairs = pairs.Wrap(handler, pairsOf)
+		handler = s.pairs
+	}
+	s.http = &http.Server{Handler: handler, ReadHeaderTimeout: time.Second}
 	go func() {
 		if err := s.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			t.Errorf("simulator: %v", err)

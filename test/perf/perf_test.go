@@ -23,8 +23,10 @@ import (
 	perf "k8s.io/kubernetes/test/integration/scheduler_perf"
 	"k8s.io/kubernetes/test/utils/client-go/ktesting"
 
+	"kns3.dev/kns3/scheduler/plugins/networkpeers"
 	"kns3.dev/kns3/simulator/scenario"
 	"kns3.dev/kns3/simulator/server"
+	"kns3.dev/kns3/test/pairs"
 )
 
 var simulator = server.New()
@@ -58,7 +60,13 @@ func run(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "perf: simulator stub: %v\n", err)
 		return 1
 	}
-	srv := &http.Server{Handler: simulator.Handler(), ReadHeaderTimeout: 5 * time.Second}
+	// Every answer carries a network coordinate for every node it scores,
+	// as the live simulator's do, for NetworkPeers.
+	stub := pairs.Wrap(simulator.Handler(), func(nodes []string) *pairs.Answer {
+		a := pairs.Spread(nodes)
+		return &a
+	})
+	srv := &http.Server{Handler: stub, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	defer srv.Close()
 	if err := perf.InitTests(); err != nil {
@@ -91,8 +99,12 @@ func writeConfigs(dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	liveNoPeers, err := WithoutPlugin(live, networkpeers.Name)
+	if err != nil {
+		return "", err
+	}
 	for name, data := range map[string][]byte{ProfileFile: profile, NoEventProfileFile: noEvent, NoSinkProfileFile: noSink,
-		BackgroundProfileFile: background, LiveProfileFile: live} {
+		BackgroundProfileFile: background, LiveProfileFile: live, LiveNoPeersProfileFile: liveNoPeers} {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
 			return "", err
 		}
@@ -130,7 +142,8 @@ func BenchmarkPerfScheduling(b *testing.B) {
 
 // scoreEveryNode keeps the stub's scenario naming every node of the test
 // cluster, each with a stable score and bandwidth (which NetworkCapacity,
-// in the live install's profile, ranks by), as the workload creates them. The
+// in the live install's profile, ranks by), as the workload creates them;
+// the stub gives each a coordinate (pairs.Spread) for NetworkPeers. The
 // scenario is rebuilt at most every 200 ms, so creating 5000 nodes costs a
 // few dozen rebuilds, and none happen while measured pods schedule.
 func scoreEveryNode(tCtx ktesting.TContext) error {

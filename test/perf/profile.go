@@ -16,6 +16,7 @@ import (
 	"kns3.dev/kns3/scheduler/plugins"
 	"kns3.dev/kns3/scheduler/plugins/custombind"
 	"kns3.dev/kns3/scheduler/plugins/customscore"
+	"kns3.dev/kns3/scheduler/plugins/networkpeers"
 )
 
 const (
@@ -52,6 +53,9 @@ const (
 	// runs it (Profile): PerCycle mode, NetworkCapacity ranking nodes by
 	// the bandwidth the stub serves.
 	LiveProfileFile = "kns3-scheduler-config-live.yaml"
+	// LiveNoPeersProfileFile is LiveProfileFile without NetworkPeers
+	// (WithoutPlugin): what the plugin costs pods that declare no peers.
+	LiveNoPeersProfileFile = "kns3-scheduler-config-live-nopeers.yaml"
 	// SimulatorAddr is where the benchmark serves the simulator stub.
 	SimulatorAddr = "127.0.0.1:18477"
 )
@@ -60,9 +64,9 @@ const (
 // deploy/scheduler-config.yaml) as the benchmark runs it. The only
 // difference: in the kns-3-scheduler profile, CustomScorePlugin's args
 // point simulatorURL at the stub on SimulatorAddr (a pluginConfig entry is
-// added if the shipped one has none; its other args stay as shipped).
-// Everything else, plugins, weights and scheduler settings, is the
-// shipped configuration's.
+// added if the shipped one has none; its other args stay as shipped), and
+// so do NetworkPeers', where the profile configures it. Everything else,
+// plugins, weights and scheduler settings, is the shipped configuration's.
 func Profile(deployConfig []byte) ([]byte, error) {
 	var cfg map[string]any
 	if err := yaml.UnmarshalStrict(deployConfig, &cfg); err != nil {
@@ -81,6 +85,11 @@ func Profile(deployConfig []byte) ([]byte, error) {
 	pluginConfig, _ := profile["pluginConfig"].([]any)
 	var args map[string]any
 	for _, pc := range pluginConfig {
+		if pc, ok := pc.(map[string]any); ok && pc["name"] == networkpeers.Name {
+			if peers, ok := pc["args"].(map[string]any); ok {
+				peers["simulatorURL"] = "http://" + SimulatorAddr
+			}
+		}
 		if pc, ok := pc.(map[string]any); ok && pc["name"] == customscore.Name {
 			if pc["args"] == nil {
 				pc["args"] = map[string]any{}
@@ -157,15 +166,59 @@ func WithPostBind(profile []byte, replacement string) ([]byte, error) {
 	return yaml.Marshal(cfg)
 }
 
+// WithoutPlugin returns Profile's output (profile) with plugin taken out
+// of the kns-3-scheduler profile: from every extension point, and its
+// pluginConfig; nothing else changes.
+func WithoutPlugin(profile []byte, plugin string) ([]byte, error) {
+	var cfg map[string]any
+	if err := yaml.UnmarshalStrict(profile, &cfg); err != nil {
+		return nil, err
+	}
+	profiles, _ := cfg["profiles"].([]any)
+	removed := false
+	without := func(list []any) []any {
+		kept := list[:0:0]
+		for _, e := range list {
+			if m, ok := e.(map[string]any); ok && m["name"] == plugin {
+				removed = true
+				continue
+			}
+			kept = append(kept, e)
+		}
+		return kept
+	}
+	for _, p := range profiles {
+		p, ok := p.(map[string]any)
+		if !ok || p["schedulerName"] != plugins.ProfileName {
+			continue
+		}
+		ps, _ := p["plugins"].(map[string]any)
+		for _, set := range ps {
+			if set, ok := set.(map[string]any); ok {
+				if enabled, ok := set["enabled"].([]any); ok {
+					set["enabled"] = without(enabled)
+				}
+			}
+		}
+		if pcs, ok := p["pluginConfig"].([]any); ok {
+			p["pluginConfig"] = without(pcs)
+		}
+	}
+	if !removed {
+		return nil, fmt.Errorf("the %s profile does not enable %s", plugins.ProfileName, plugin)
+	}
+	return yaml.Marshal(cfg)
+}
+
 // profileRef is a schedulerConfigPath naming one of the generated profiles.
 var profileRef = regexp.MustCompile(`(?m)^([ \t]*schedulerConfigPath:[ \t]*)(` +
 	regexp.QuoteMeta(ProfileFile) + `|` + regexp.QuoteMeta(NoEventProfileFile) + `|` + regexp.QuoteMeta(NoSinkProfileFile) + `|` +
-	regexp.QuoteMeta(BackgroundProfileFile) + `|` + regexp.QuoteMeta(LiveProfileFile) + `)[ \t]*$`)
+	regexp.QuoteMeta(BackgroundProfileFile) + `|` + regexp.QuoteMeta(LiveProfileFile) + `|` + regexp.QuoteMeta(LiveNoPeersProfileFile) + `)[ \t]*$`)
 
 // PerformanceConfig returns the test cases of performance-config.yaml
 // (perfConfig) with each schedulerConfigPath that names ProfileFile,
-// NoEventProfileFile, NoSinkProfileFile, BackgroundProfileFile or
-// LiveProfileFile pointing
+// NoEventProfileFile, NoSinkProfileFile, BackgroundProfileFile,
+// LiveProfileFile or LiveNoPeersProfileFile pointing
 // at that file in dir instead, where the benchmark wrote them. Template paths stay relative to this directory.
 func PerformanceConfig(perfConfig []byte, dir string) ([]byte, error) {
 	if !bytes.Contains(perfConfig, []byte(ProfileFile)) || !profileRef.Match(perfConfig) {

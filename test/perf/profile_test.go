@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -22,6 +23,7 @@ import (
 	"kns3.dev/kns3/scheduler/plugins"
 	"kns3.dev/kns3/scheduler/plugins/custombind"
 	"kns3.dev/kns3/scheduler/plugins/customscore"
+	"kns3.dev/kns3/scheduler/plugins/networkpeers"
 )
 
 // These tests run without the perf tag (go test ./..., Bazel): they keep
@@ -47,6 +49,8 @@ func unmarshal(t *testing.T, data []byte) map[string]any {
 
 // withoutStub undoes Profile's one change to a configuration: the stub's
 // simulatorURL, and the pluginConfig entry or list that held only it.
+// NetworkPeers' simulatorURL, set to the stub's, is taken out (withoutPeersURL
+// takes the shipped one out).
 func withoutStub(t *testing.T, cfg map[string]any) {
 	t.Helper()
 	for _, p := range cfg["profiles"].([]any) {
@@ -57,6 +61,13 @@ func withoutStub(t *testing.T, cfg map[string]any) {
 		var kept []any
 		for _, pc := range profile["pluginConfig"].([]any) {
 			entry := pc.(map[string]any)
+			if entry["name"] == networkpeers.Name {
+				args := entry["args"].(map[string]any)
+				if args["simulatorURL"] != "http://"+SimulatorAddr {
+					t.Errorf("%s simulatorURL = %v, want the stub's http://%s", networkpeers.Name, args["simulatorURL"], SimulatorAddr)
+				}
+				delete(args, "simulatorURL")
+			}
 			if entry["name"] == customscore.Name {
 				args := entry["args"].(map[string]any)
 				if args["simulatorURL"] != "http://"+SimulatorAddr {
@@ -77,6 +88,20 @@ func withoutStub(t *testing.T, cfg map[string]any) {
 	}
 }
 
+// withoutPeersURL takes NetworkPeers' simulatorURL out of a shipped
+// configuration: the benchmark points it at the stub.
+func withoutPeersURL(cfg map[string]any) map[string]any {
+	for _, p := range cfg["profiles"].([]any) {
+		pcs, _ := p.(map[string]any)["pluginConfig"].([]any)
+		for _, pc := range pcs {
+			if entry := pc.(map[string]any); entry["name"] == networkpeers.Name {
+				delete(entry["args"].(map[string]any), "simulatorURL")
+			}
+		}
+	}
+	return cfg
+}
+
 // The benchmark's profiles are the shipped ones, the specification's and
 // the live install's, but for the stub's address.
 func TestProfileIsTheShippedOne(t *testing.T) {
@@ -88,7 +113,7 @@ func TestProfileIsTheShippedOne(t *testing.T) {
 		}
 		got := unmarshal(t, generated)
 		withoutStub(t, got)
-		if diff := cmp.Diff(unmarshal(t, shipped), got); diff != "" {
+		if diff := cmp.Diff(withoutPeersURL(unmarshal(t, shipped)), got); diff != "" {
 			t.Errorf("the benchmark's profile differs from %s in more than the stub's address (-shipped,+benchmark):\n%s", path, diff)
 		}
 	}
@@ -334,8 +359,38 @@ func TestWithPostBind(t *testing.T) {
 	}
 }
 
+// TestWithoutPlugin: the live profile without NetworkPeers differs from
+// the benchmark's live profile in NetworkPeers only.
+func TestWithoutPlugin(t *testing.T) {
+	generated, err := Profile(read(t, LiveConfigPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	variant, err := WithoutPlugin(generated, networkpeers.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, got := decodeProfile(t, generated), decodeProfile(t, variant)
+	drop := func(set *schedconfig.PluginSet) {
+		set.Enabled = slices.DeleteFunc(set.Enabled, func(p schedconfig.Plugin) bool { return p.Name == networkpeers.Name })
+	}
+	before := len(want.Plugins.PreScore.Enabled) + len(want.Plugins.Score.Enabled) + len(want.PluginConfig)
+	drop(&want.Plugins.PreScore)
+	drop(&want.Plugins.Score)
+	want.PluginConfig = slices.DeleteFunc(want.PluginConfig, func(pc schedconfig.PluginConfig) bool { return pc.Name == networkpeers.Name })
+	if after := len(want.Plugins.PreScore.Enabled) + len(want.Plugins.Score.Enabled) + len(want.PluginConfig); after != before-3 {
+		t.Errorf("the live profile enables and configures %s in %d places, want preScore, score and pluginConfig", networkpeers.Name, before-after)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("WithoutPlugin changed more than %s (-want,+got):\n%s", networkpeers.Name, diff)
+	}
+	if _, err := WithoutPlugin(variant, networkpeers.Name); err == nil {
+		t.Error("WithoutPlugin accepted a profile without the plugin")
+	}
+}
+
 func TestPerformanceConfig(t *testing.T) {
-	for _, f := range []string{ProfileFile, NoEventProfileFile, NoSinkProfileFile, BackgroundProfileFile, LiveProfileFile} {
+	for _, f := range []string{ProfileFile, NoEventProfileFile, NoSinkProfileFile, BackgroundProfileFile, LiveProfileFile, LiveNoPeersProfileFile} {
 		if _, err := os.Stat(f); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("%s exists (%v): the benchmark generates it from %s; a copy would drift", f, err, DeployConfigPath)
 		}
@@ -355,7 +410,7 @@ func TestPerformanceConfig(t *testing.T) {
 		usesLive = usesLive || tc.SchedulerConfigPath == LiveProfileFile
 		want := tc
 		generated := tc.SchedulerConfigPath == ProfileFile || tc.SchedulerConfigPath == NoEventProfileFile || tc.SchedulerConfigPath == NoSinkProfileFile ||
-			tc.SchedulerConfigPath == BackgroundProfileFile || tc.SchedulerConfigPath == LiveProfileFile
+			tc.SchedulerConfigPath == BackgroundProfileFile || tc.SchedulerConfigPath == LiveProfileFile || tc.SchedulerConfigPath == LiveNoPeersProfileFile
 		if generated {
 			want.SchedulerConfigPath = filepath.Join(dir, tc.SchedulerConfigPath)
 			uses++

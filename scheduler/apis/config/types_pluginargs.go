@@ -103,3 +103,17 @@ type NetworkCapacityArgs struct {
 	// percent, that Score fills before it counts the link as full.
 	TargetUtilizationPercent int32 `json:"targetUtilizationPercent"`
 }
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// NetworkPeersArgs configures NetworkPeers, which scores nodes by the
+// measured network to the nodes of the pod's peers. It is the defaulted
+// form of the versioned args.
+type NetworkPeersArgs struct {
+	metav1.TypeMeta `json:",inline"`
+
+	// SimulatorURL is the base URL of the simulator the profile's
+	// CustomScorePlugin asks: the plugin tells it, from a background loop,
+	// which nodes host peers ({SimulatorURL}/pairs/interest).
+	SimulatorURL string `json:"simulatorURL"`
+}

@@ -92,6 +92,7 @@ type ProfileStatus struct {
 const (
 	CustomScorePlugin = "CustomScorePlugin"
 	NetworkCapacity   = "NetworkCapacity"
+	NetworkPeers      = "NetworkPeers"
 )
 
 // ScorePlugin is one KNS-3 plugin a profile scores nodes with.

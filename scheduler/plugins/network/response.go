@@ -1,11 +1,11 @@
 // Package network is the simulator's answer as every plugin of a profile
 // reads it: one /simulate answer decoded (Simulation, Decode: the scores),
-// its links (Links) and what else it says (MetaOf, DescribedUntil); the
-// answer CustomScorePlugin holds for the cycle's filters (WriteHeld,
-// Held); and the announcement of each new answer to the plugins that
-// listen (OnNewSimulation). CustomScorePlugin's client (its simclient)
-// asks the simulator; the profile's other plugins never do, and read the
-// answer through this package. It imports no plugin.
+// its links (Links), the network between nodes (Pairs) and what else it
+// says (MetaOf, DescribedUntil); the answer CustomScorePlugin holds for the
+// cycle's filters (WriteHeld, Held); and the announcement of each new
+// answer to the plugins that listen (OnNewSimulation). CustomScorePlugin's
+// client (its simclient) asks the simulator; the profile's other plugins
+// never do, and read the answer through this package. It imports no plugin.
 package network
 
 import (
@@ -42,6 +42,9 @@ type Simulation struct {
 	linksOnce sync.Once
 	links     map[string]Link
 	window    time.Duration
+	// pairs is what Pairs read off Body, once (pairs.go).
+	pairsOnce sync.Once
+	pairs     *Pairs
 }
 
 // WarmUp is how far a warming-up simulator's measurements are from

@@ -185,7 +185,10 @@ func (r *report) markdown(machine, command string, plotted bool) string {
 	p("`links` the whole of it, with the ties worked out.\n")
 	p("`CapacityPreScore` is NetworkCapacity's PreScore over every node, 10 pods on each, on an answer already decoded:\n")
 	p("`interval=true` with bandwidths served with 95 %% intervals, as the live simulator serves them (their ties are worked\n")
-	p("out once per answer, when it is decoded), `interval=false` without, as a scenario serves them.\n\n")
+	p("out once per answer, when it is decoded), `interval=false` without, as a scenario serves them.\n")
+	p("`PeersPreScore` is NetworkPeers' PreScore at 5000 nodes, two pods on each, for a pod without peers (`peers=0`) and\n")
+	p("for one whose peers are 1, 10 or 100 pods on as many nodes, over 500 or 5000 feasible nodes, one after the other;\n")
+	p("`pairs` is reading an answer's 5000 coordinates, once per answer.\n\n")
 	p("| benchmark | time/op | B/op | allocs/op | runs |\n|---|---|---|---|---|\n")
 	ns := r.goBench["ns/op"]
 	for _, name := range sortedKeys(ns) {
@@ -209,6 +212,7 @@ func (r *report) markdown(machine, command string, plotted bool) string {
 	}
 	p("\n%s", r.eventSection())
 	p("\n%s", r.besideSection())
+	p("\n%s", r.peersSection())
 	return b.String()
 }
 

@@ -93,7 +93,7 @@ func (r *report) overheadSection() string {
 // cycleBenchmark reports whether a Go benchmark belongs to section 3, the
 // plugin's cycle; the rest are section 6's.
 func cycleBenchmark(name string) bool {
-	for _, prefix := range []string{"BenchmarkScoreCycle", "BenchmarkDecode", "BenchmarkOf", "BenchmarkLinks", "BenchmarkCapacityPreScore"} {
+	for _, prefix := range []string{"BenchmarkScoreCycle", "BenchmarkDecode", "BenchmarkOf", "BenchmarkLinks", "BenchmarkCapacityPreScore", "BenchmarkPeersPreScore"} {
 		if strings.HasPrefix(name, prefix) {
 			return true
 		}

@@ -21,6 +21,7 @@ import (
 
 	"kns3.dev/kns3/scheduler/apis/config"
 	_ "kns3.dev/kns3/scheduler/apis/config/scheme"
+	configv1 "kns3.dev/kns3/scheduler/apis/config/v1"
 	"kns3.dev/kns3/scheduler/apis/config/validation"
 )
 
@@ -491,9 +492,52 @@ profiles:
 	}
 }
 
+// NetworkPeers' args decode from a profile's pluginConfig, take
+// CustomScorePlugin's default simulator, and fail on an unknown field or a
+// bad URL with the field named.
+func TestNetworkPeersArgsDecode(t *testing.T) {
+	cfgOf := func(args string) string {
+		return `apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+  - schedulerName: kns-3-scheduler
+    pluginConfig:
+      - name: NetworkPeers
+        args: ` + args + "\n"
+	}
+	for _, tc := range []struct {
+		args, want, wantErr string
+	}{
+		{args: "{}", want: configv1.DefaultSimulatorURL},
+		{args: "{simulatorURL: http://127.0.0.1:10271}", want: "http://127.0.0.1:10271"},
+		{args: "{simulatorUrl: http://127.0.0.1:10271}", wantErr: "simulatorUrl"},
+		{args: "{simulatorURL: 3}", wantErr: "simulatorURL"},
+	} {
+		cfg, err := decode(t, cfgOf(tc.args))
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("%s: error %v, want one naming %s", tc.args, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", tc.args, err)
+		}
+		var got *config.NetworkPeersArgs
+		for _, pc := range cfg.Profiles[0].PluginConfig {
+			if a, ok := pc.Args.(*config.NetworkPeersArgs); ok {
+				got = a
+			}
+		}
+		if got == nil || got.SimulatorURL != tc.want {
+			t.Errorf("%s: args %+v, want simulatorURL %s", tc.args, got, tc.want)
+		}
+	}
+}
+
 // The live installs' configurations, through the scheduler's own loader:
-// NetworkCapacity's args as they set them, and its weight against
-// CustomScorePlugin's.
+// NetworkCapacity's args as they set them, NetworkPeers' simulator
+// CustomScorePlugin's, and their weights against CustomScorePlugin's.
 func TestLoadLiveConfig(t *testing.T) {
 	for _, path := range []string{"../../../../deploy/live/scheduler-config.yaml", "../../../../deploy/live/control-plane/scheduler-config.yaml"} {
 		t.Run(path, func(t *testing.T) {
@@ -514,18 +558,31 @@ func TestLoadLiveConfig(t *testing.T) {
 			for _, p := range profile.Plugins.Score.Enabled {
 				weights[p.Name] = p.Weight
 			}
-			if weights["NetworkCapacity"] != 2*weights["CustomScorePlugin"] || weights["CustomScorePlugin"] == 0 {
-				t.Errorf("score weights %v, want NetworkCapacity at twice CustomScorePlugin's", weights)
+			if weights["NetworkCapacity"] != 2*weights["CustomScorePlugin"] || weights["NetworkPeers"] != 2*weights["CustomScorePlugin"] ||
+				weights["CustomScorePlugin"] == 0 {
+				t.Errorf("score weights %v, want NetworkCapacity and NetworkPeers at twice CustomScorePlugin's", weights)
 			}
+			var capacity *config.NetworkCapacityArgs
+			var peers *config.NetworkPeersArgs
+			var score *config.CustomScorePluginArgs
 			for _, pc := range profile.PluginConfig {
-				if a, ok := pc.Args.(*config.NetworkCapacityArgs); ok {
-					if a.DefaultPodMbps != 10 || a.TargetUtilizationPercent != 80 {
-						t.Errorf("args %+v, want defaultPodMbps 10 and targetUtilizationPercent 80", *a)
-					}
-					return
+				switch a := pc.Args.(type) {
+				case *config.NetworkCapacityArgs:
+					capacity = a
+				case *config.NetworkPeersArgs:
+					peers = a
+				case *config.CustomScorePluginArgs:
+					score = a
 				}
 			}
-			t.Errorf("no NetworkCapacityArgs in %+v", profile.PluginConfig)
+			switch {
+			case capacity == nil || peers == nil || score == nil:
+				t.Errorf("pluginConfig %+v, want args of CustomScorePlugin, NetworkCapacity and NetworkPeers", profile.PluginConfig)
+			case capacity.DefaultPodMbps != 10 || capacity.TargetUtilizationPercent != 80:
+				t.Errorf("args %+v, want defaultPodMbps 10 and targetUtilizationPercent 80", *capacity)
+			case peers.SimulatorURL != score.SimulatorURL:
+				t.Errorf("NetworkPeers tells %s which pairs matter, CustomScorePlugin asks %s", peers.SimulatorURL, score.SimulatorURL)
+			}
 		})
 	}
 }

@@ -27,6 +27,13 @@ func (a *NetworkCapacityArgs) UnmarshalJSON(data []byte) error {
 	return decodeStrict(data, (*args)(a), func() any { return &args{} })
 }
 
+// UnmarshalJSON decodes NetworkPeersArgs as strictly as
+// CustomScorePluginArgs.
+func (a *NetworkPeersArgs) UnmarshalJSON(data []byte) error {
+	type args NetworkPeersArgs
+	return decodeStrict(data, (*args)(a), func() any { return &args{} })
+}
+
 // decodeStrict decodes data into into, strictly; on an error it decodes
 // the fields one at a time into fresh values of blank, to name the field.
 func decodeStrict(data []byte, into any, blank func() any) error {

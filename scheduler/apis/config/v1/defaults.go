@@ -95,3 +95,11 @@ func SetDefaults_NetworkCapacityArgs(obj *NetworkCapacityArgs) {
 		obj.TargetUtilizationPercent = &p
 	}
 }
+
+// SetDefaults_NetworkPeersArgs fills every unset field with its default:
+// the simulator CustomScorePlugin asks by default.
+func SetDefaults_NetworkPeersArgs(obj *NetworkPeersArgs) {
+	if obj.SimulatorURL == "" {
+		obj.SimulatorURL = DefaultSimulatorURL
+	}
+}

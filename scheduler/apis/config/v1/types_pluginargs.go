@@ -104,3 +104,22 @@ type NetworkCapacityArgs struct {
 	// whole link.
 	TargetUtilizationPercent *int32 `json:"targetUtilizationPercent,omitempty"`
 }
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// NetworkPeersArgs configures NetworkPeers through the profile's
+// pluginConfig. Every field is optional; unset fields take the defaults in
+// defaults.go. Unknown or duplicate fields and values of the wrong form are
+// errors that name the field.
+type NetworkPeersArgs struct {
+	metav1.TypeMeta `json:",inline"`
+
+	// SimulatorURL is the base URL of the simulator the profile's
+	// CustomScorePlugin asks (set it to CustomScorePlugin's simulatorURL):
+	// a background loop PUTs {SimulatorURL}/pairs/interest once a window,
+	// naming the nodes that host pods other pods declare as peers, so that
+	// the simulator measures the pairs between them directly. The plugin
+	// reads the measurements from the answer CustomScorePlugin took, never
+	// from the simulator itself.
+	SimulatorURL string `json:"simulatorURL,omitempty"`
+}

@@ -15,6 +15,7 @@ import (
 func RegisterDefaults(scheme *runtime.Scheme) error {
 	scheme.AddTypeDefaultingFunc(&CustomScorePluginArgs{}, func(obj interface{}) { SetObjectDefaults_CustomScorePluginArgs(obj.(*CustomScorePluginArgs)) })
 	scheme.AddTypeDefaultingFunc(&NetworkCapacityArgs{}, func(obj interface{}) { SetObjectDefaults_NetworkCapacityArgs(obj.(*NetworkCapacityArgs)) })
+	scheme.AddTypeDefaultingFunc(&NetworkPeersArgs{}, func(obj interface{}) { SetObjectDefaults_NetworkPeersArgs(obj.(*NetworkPeersArgs)) })
 	return nil
 }
 
@@ -24,4 +25,8 @@ func SetObjectDefaults_CustomScorePluginArgs(in *CustomScorePluginArgs) {
 
 func SetObjectDefaults_NetworkCapacityArgs(in *NetworkCapacityArgs) {
 	SetDefaults_NetworkCapacityArgs(in)
+}
+
+func SetObjectDefaults_NetworkPeersArgs(in *NetworkPeersArgs) {
+	SetDefaults_NetworkPeersArgs(in)
 }

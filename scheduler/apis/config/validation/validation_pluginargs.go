@@ -35,16 +35,7 @@ const (
 // ValidateCustomScorePluginArgs checks defaulted args; every error names its
 // field under path.
 func ValidateCustomScorePluginArgs(path *field.Path, args *config.CustomScorePluginArgs) error {
-	var errs field.ErrorList
-	if u, err := url.Parse(args.SimulatorURL); err != nil {
-		errs = append(errs, field.Invalid(path.Child("simulatorURL"), args.SimulatorURL, err.Error()))
-	} else if u.Scheme != "http" && u.Scheme != "https" {
-		errs = append(errs, field.Invalid(path.Child("simulatorURL"), args.SimulatorURL, "scheme must be http or https"))
-	} else if u.Host == "" {
-		errs = append(errs, field.Invalid(path.Child("simulatorURL"), args.SimulatorURL, "must include a host"))
-	} else if u.RawQuery != "" || u.Fragment != "" {
-		errs = append(errs, field.Invalid(path.Child("simulatorURL"), args.SimulatorURL, "must not have a query or fragment: /simulate is appended to it"))
-	}
+	errs := validateSimulatorURL(path.Child("simulatorURL"), args.SimulatorURL, "/simulate")
 	before := len(errs)
 	if d := args.Timeout.Duration; d <= 0 || d > maxAttemptTimeoutSeconds*time.Second {
 		errs = append(errs, field.Invalid(path.Child("timeout"), d.String(), fmt.Sprintf("must be greater than 0 and at most %ds", maxAttemptTimeoutSeconds)))
@@ -95,6 +86,23 @@ func ValidateCustomScorePluginArgs(path *field.Path, args *config.CustomScorePlu
 	return errs.ToAggregate()
 }
 
+// validateSimulatorURL checks a simulator's base URL, to which the
+// plugin appends path.
+func validateSimulatorURL(fld *field.Path, simulatorURL, path string) field.ErrorList {
+	u, err := url.Parse(simulatorURL)
+	switch {
+	case err != nil:
+		return field.ErrorList{field.Invalid(fld, simulatorURL, err.Error())}
+	case u.Scheme != "http" && u.Scheme != "https":
+		return field.ErrorList{field.Invalid(fld, simulatorURL, "scheme must be http or https")}
+	case u.Host == "":
+		return field.ErrorList{field.Invalid(fld, simulatorURL, "must include a host")}
+	case u.RawQuery != "" || u.Fragment != "":
+		return field.ErrorList{field.Invalid(fld, simulatorURL, "must not have a query or fragment: "+path+" is appended to it")}
+	}
+	return nil
+}
+
 // cycleBudget is the longest one PerCycle PreScore waits for the
 // simulator: every attempt timing out, with the pauses between them.
 func cycleBudget(args *config.CustomScorePluginArgs) time.Duration {
@@ -116,4 +124,10 @@ func ValidateNetworkCapacityArgs(path *field.Path, args *config.NetworkCapacityA
 		errs = append(errs, field.Invalid(path.Child("targetUtilizationPercent"), p, "must be between 1 and 100"))
 	}
 	return errs.ToAggregate()
+}
+
+// ValidateNetworkPeersArgs checks defaulted args; every error names its
+// field under path.
+func ValidateNetworkPeersArgs(path *field.Path, args *config.NetworkPeersArgs) error {
+	return validateSimulatorURL(path.Child("simulatorURL"), args.SimulatorURL, "/pairs/interest").ToAggregate()
 }

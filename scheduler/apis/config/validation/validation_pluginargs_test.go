@@ -208,3 +208,33 @@ func TestValidateCustomScorePluginArgs(t *testing.T) {
 		})
 	}
 }
+
+func TestValidateNetworkPeersArgs(t *testing.T) {
+	for _, tc := range []struct {
+		url  string
+		want []string
+	}{
+		{url: "http://127.0.0.1:10271"},
+		{url: "ftp://127.0.0.1", want: []string{"args.simulatorURL", "scheme must be http or https"}},
+		{url: "http://", want: []string{"args.simulatorURL", "must include a host"}},
+		{url: "http://127.0.0.1/?a=b", want: []string{"args.simulatorURL", "/pairs/interest is appended to it"}},
+		{url: "http://[::1", want: []string{"args.simulatorURL"}},
+	} {
+		err := ValidateNetworkPeersArgs(field.NewPath("args"), &config.NetworkPeersArgs{SimulatorURL: tc.url})
+		if len(tc.want) == 0 {
+			if err != nil {
+				t.Errorf("%s: want no error, got %v", tc.url, err)
+			}
+			continue
+		}
+		if err == nil {
+			t.Errorf("%s: want an error", tc.url)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: error %q does not contain %q", tc.url, err, w)
+			}
+		}
+	}
+}
