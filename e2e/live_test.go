@@ -91,6 +91,11 @@ func TestLiveNetwork(t *testing.T) {
 				clusterFrom(ctx, t).pairsMeasuredAndShaped(ctx)
 				return ctx
 			}).
+		Assess("clients declared as a server's peers go where its path to them is good, a burst's client too, and tie again once healed",
+			func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+				clusterFrom(ctx, t).peersGoNearTheirServer(ctx)
+				return ctx
+			}).
 		Assess("an echo forged with one agent's address sets off no answers",
 			func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 				clusterFrom(ctx, t).forgedEchoIsNotAnswered(ctx)
