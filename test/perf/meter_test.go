@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -93,8 +94,10 @@ type meter struct {
 // scheduling cost, per pod, into the harness's -data-items-dir as
 // scheduler_perf DataItems: "CPUPerPod" (Process: this process's CPU ms
 // per pod, which holds the scheduler, the API server, the stub and the
-// pods' creation; Etcd: etcd's; Seconds: the wall time; Pods: how many)
-// and "StubAnswers" (Full and NotModified: the stub's answers meanwhile).
+// pods' creation; Etcd: etcd's; Seconds: the wall time; Pods: how many),
+// "StubAnswers" (Full and NotModified: the stub's answers meanwhile) and,
+// for each KNS-3 plugin that ran, "PreScore" (its PreScore calls meanwhile,
+// timed by prescore_test.go: percentiles and mean in ms, and the count).
 func meterMeasuredPods(tCtx ktesting.TContext) error {
 	if measuredPods <= 0 {
 		return nil
@@ -132,6 +135,7 @@ func (m *meter) seen(tCtx ktesting.TContext, obj any) {
 	}
 	if !m.started {
 		m.started = true
+		preScores.start()
 		m.from, _ = ReadCPU(m.etcd)
 		m.stubFrom = [2]int64{stubAnswers.full.Load(), stubAnswers.notModified.Load()}
 	}
@@ -144,12 +148,13 @@ func (m *meter) seen(tCtx ktesting.TContext, obj any) {
 	}
 	m.done = true
 	to, err := ReadCPU(m.etcd)
+	times := preScores.stop()
 	if err != nil {
 		tCtx.Errorf("CPU meter: %v", err)
 		return
 	}
 	full, notModified := stubAnswers.full.Load()-m.stubFrom[0], stubAnswers.notModified.Load()-m.stubFrom[1]
-	if err := m.write(m.from, to, full, notModified); err != nil {
+	if err := m.write(m.from, to, full, notModified, times); err != nil {
 		tCtx.Errorf("CPU meter: %v", err)
 	}
 }
@@ -162,7 +167,7 @@ type dataItem struct {
 
 // write puts the workload's readings into the -data-items-dir, beside the
 // harness's own file.
-func (m *meter) write(from, to CPUReading, full, notModified int64) error {
+func (m *meter) write(from, to CPUReading, full, notModified int64, preScore map[string][]time.Duration) error {
 	process, etcd, seconds := CPUPerPod(from, to, m.want)
 	f := flag.Lookup("data-items-dir")
 	if f == nil || f.Value.String() == "" {
@@ -178,6 +183,10 @@ func (m *meter) write(from, to CPUReading, full, notModified int64) error {
 		{Data: map[string]float64{"Full": float64(full), "NotModified": float64(notModified)}, Unit: "answers",
 			Labels: map[string]string{"Metric": "StubAnswers", "Name": name}},
 	}}
+	for plugin, times := range preScore {
+		items.DataItems = append(items.DataItems, dataItem{Data: preScoreSummary(times), Unit: "ms",
+			Labels: map[string]string{"Metric": "PreScore", "plugin": plugin, "Name": name}})
+	}
 	data, err := json.MarshalIndent(items, "", "  ")
 	if err != nil {
 		return err

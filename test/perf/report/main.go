@@ -376,7 +376,7 @@ func (r *report) plot(dir, png string) (bool, error) {
 	plots := 0
 	var script strings.Builder
 	fmt.Fprintf(&script, "set terminal pngcairo size 1500,900 font ',10'\nset output '%s'\nset multiplot layout 2,3\n", png)
-	fmt.Fprintf(&script, "set logscale x\nset xlabel 'nodes'\nset key bottom left\nset yrange [0:*]\nset offsets 0.1, 0.1, 0, 0\n")
+	fmt.Fprintf(&script, "set logscale x\nset xlabel 'nodes'\nset key bottom left\nset yrange [0:*]\nset offsets graph 0.05, graph 0.05, 0, 0\n")
 	n, err := r.plotProfiles(dir, &script)
 	if err != nil {
 		return false, err

@@ -124,7 +124,9 @@ func (p perfData) pairs(a, b string) [][2]float64 {
 // parsePerf reads every scheduler_perf DataItems file of each run under
 // dir: <dir>/<run>/*.json, and <dir>/<run>/<workload>/*.json where each
 // workload of a run wrote its own directory. A metric's key holds its
-// extension point and plugin, when it has them ("scheduler_plugin_execution_duration_seconds:PreScore:CustomScorePlugin").
+// extension point and plugin, when it has them
+// ("scheduler_framework_extension_point_duration_seconds:PreScore",
+// "PreScore:CustomScorePlugin").
 func parsePerf(dir string) (perfData, error) {
 	var files []string
 	for _, pattern := range []string{"*/*.json", "*/*/*.json"} {

@@ -74,7 +74,7 @@ func TestParsePerfPairsByRun(t *testing.T) {
 		}
 		data := `{"dataItems": [{"data": {"Average": ` + strconv.FormatFloat(v, 'f', -1, 64) +
 			`}, "unit": "pods/s", "labels": {"Metric": "SchedulingThroughput", "Name": "BenchmarkPerfScheduling/` + name + `/measured"}},` +
-			`{"data": {"Perc50": 0.2}, "unit": "ms", "labels": {"Metric": "scheduler_plugin_execution_duration_seconds", "extension_point": "PreScore", "plugin": "CustomScorePlugin", "Name": "` + name + `"}}]}`
+			`{"data": {"Perc50": 0.2}, "unit": "ms", "labels": {"Metric": "PreScore", "plugin": "CustomScorePlugin", "Name": "` + name + `"}}]}`
 		if err := os.WriteFile(full, []byte(data), 0o644); err != nil {
 			t.Fatal(err)
 		}
