@@ -20,9 +20,14 @@ import (
 // changed, where every node's pods used to be walked in every cycle.
 type answerLinks struct {
 	sim *network.Simulation
-	// index is each described node's position in links.
+	// index is each described node's position in links; since is, by
+	// the same position, the time after which a pod started on the node
+	// is counted (capacity.CountedSince of its link's window).
 	index map[string]int32
 	links []network.Link
+	since []time.Time
+	// atLeast is whether any link's bandwidth is only a lower bound.
+	atLeast bool
 
 	// mu guards counts, which only PreScore reads and writes.
 	mu     sync.Mutex
@@ -48,10 +53,13 @@ func (pl *NetworkCapacity) answerFor(sim *network.Simulation) *answerLinks {
 		return a
 	}
 	links := sim.Links()
-	a := &answerLinks{sim: sim, index: make(map[string]int32, len(links)), links: make([]network.Link, 0, len(links))}
+	a := &answerLinks{sim: sim, index: make(map[string]int32, len(links)), links: make([]network.Link, 0, len(links)),
+		since: make([]time.Time, 0, len(links))}
 	for name, l := range links {
 		a.index[name] = int32(len(a.links))
 		a.links = append(a.links, l)
+		a.since = append(a.since, capacity.CountedSince(l.WindowStart))
+		a.atLeast = a.atLeast || l.BandwidthAtLeast
 	}
 	a.counts = make([]nodeCount, len(a.links))
 	pl.answer.Store(a)
@@ -63,14 +71,13 @@ func (pl *NetworkCapacity) answerFor(sim *network.Simulation) *answerLinks {
 // caller holds a.mu. A NodeInfo of generation 0 is none the scheduler's
 // cache made, and its count is not kept.
 func (a *answerLinks) counted(pos int32, node fwk.NodeInfo, now time.Time, defaultMbps int64) (float64, int) {
-	l := a.links[pos]
-	late := now.After(capacity.CountedSince(l.WindowStart))
+	late := now.After(a.since[pos])
 	gen := node.GetGeneration()
 	kept := &a.counts[pos]
 	if gen != 0 && kept.generation == gen && kept.late == late {
 		return kept.mbps, int(kept.pods)
 	}
-	mbps, pods := countPlacedSince(node, l.WindowStart, now, defaultMbps)
+	mbps, pods := countPlacedSince(node, a.links[pos].WindowStart, now, defaultMbps)
 	if gen != 0 {
 		*kept = nodeCount{generation: gen, late: late, mbps: mbps, pods: int32(pods)}
 	}

@@ -33,7 +33,7 @@ func TestHugeBandwidth(t *testing.T) {
 func TestScoreClamps(t *testing.T) {
 	pl := newPlugin(t, measuredAt)
 	state := framework.NewCycleState()
-	a := &answerLinks{index: map[string]int32{"a": 0}, links: []network.Link{{BandwidthMbps: 1e300, RankedBandwidthMbps: 1e300}}}
+	a := &answerLinks{index: map[string]int32{"a": 0}, links: []network.Link{{BandwidthMbps: 1e300, RankedBandwidthMbps: 1e300}}, since: []time.Time{{}}}
 	write(state, &Cycle{answer: a, placed: []placedOn{{feasible: true}}, targetPercent: 80})
 	s, status := pl.Score(context.Background(), state, nil, node("a"))
 	if !status.IsSuccess() {

@@ -148,7 +148,8 @@ func (pl *NetworkCapacity) ScoreExtensions() fwk.ScoreExtensions { return pl }
 // (placement.WritePoints).
 func (pl *NetworkCapacity) NormalizeScore(_ context.Context, state fwk.CycleState, _ *v1.Pod, scores fwk.NodeScoreList) *fwk.Status {
 	var roomyLowerBound func(string) bool
-	if cs, err := read(state); err == nil {
+	// An answer with no lower bound has no node to ask about.
+	if cs, err := read(state); err == nil && cs.answer.atLeast {
 		roomyLowerBound = func(node string) bool {
 			l, ok := cs.link(node)
 			return ok && l.BandwidthAtLeast && l.BelowTargetMbps >= cs.NeedMbps

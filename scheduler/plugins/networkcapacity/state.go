@@ -43,7 +43,7 @@ func (c *Cycle) link(node string) (Link, bool) {
 	if !ok || !c.placed[pos].feasible {
 		return Link{}, false
 	}
-	l, p := c.answer.links[pos], c.placed[pos]
+	l, p := &c.answer.links[pos], c.placed[pos]
 	link := Link{
 		BandwidthMbps: l.BandwidthMbps, BandwidthAtLeast: l.BandwidthAtLeast, RankedBandwidthMbps: l.RankedBandwidthMbps,
 		UseMbps: l.UseMbps, UseMeasured: l.UseMeasured,
