@@ -33,18 +33,10 @@ const (
 // eventNodes is the node count the event was measured at: the largest at
 // which its off case ran (5000 in a full run, 10 in a smoke run).
 func (r *report) eventNodes() int {
-	nodes := 0
-	for key := range r.eventRuns {
-		rest, ok := strings.CutPrefix(key, "SchedulingThroughput|"+eventOff+"/")
-		var n int
-		if _, err := fmt.Sscanf(rest, "%dNodes|", &n); ok && err == nil {
-			nodes = max(nodes, n)
-		}
+	if counts := nodeCountsOf(r.eventRuns, eventOff); len(counts) > 0 {
+		return counts[len(counts)-1]
 	}
-	if nodes == 0 {
-		return 5000
-	}
-	return nodes
+	return 5000
 }
 
 // eventRatios are on / off and not written / off, throughput and CPU per
@@ -90,21 +82,22 @@ func (r *report) eventSection() string {
 	p("| event | pods/s | CPU ms per pod (process + etcd) | rounds |\n|---|---|---|---|\n")
 	for _, row := range []struct{ label, testCase string }{{"on", eventOn}, {"off", eventOff}, {"not written", eventNoSink}} {
 		w := workload(row.testCase, n)
-		tp := e.estimate(throughputKey(w))
-		p("| %s | %s | %s | %d |\n", row.label, tp.format(1), e.estimate(cpuTotalKey(w)).format(2), tp.N)
+		tp, cpu := e.estimate(throughputKey(w)), e.estimate(cpuTotalKey(w))
+		p("| %s | %s | %s | %d |\n", row.label, tp.format(1), cpu.format(2), max(tp.N, cpu.N))
 	}
 	p("\n")
-	pairs := e.runs.pairs(throughputKey(workload(eventOn, n)), throughputKey(workload(eventOff, n)))
-	if len(pairs) == 0 {
+	tp, cpu, madeTP, madeCPU := r.eventRatios()
+	if tp.N == 0 && cpu.N == 0 {
 		p("No paired measurement.\n")
 		return b.String()
 	}
-	p("On / off per round: %s.\n\n", perRun(pairs))
-	tp, cpu, madeTP, madeCPU := r.eventRatios()
+	if pairs := e.runs.pairs(throughputKey(workload(eventOn, n)), throughputKey(workload(eventOff, n))); len(pairs) > 0 {
+		p("On / off per round: %s.\n\n", perRun(pairs))
+	}
 	p("| ratio | pods/s | goal | verdict | CPU per pod | goal | verdict |\n|---|---|---|---|---|---|---|\n")
 	p("| on / off | %s | ≥ %.2f | %s | %s | ≤ %.2f | %s |\n", tp.format(3), eventGoal, intervalVerdict(tp, eventGoal, true),
 		cpu.format(3), eventCPUGoal, intervalVerdict(cpu, eventCPUGoal, false))
-	if madeTP.N > 0 {
+	if madeTP.N > 0 || madeCPU.N > 0 {
 		p("| not written / off | %s | | | %s | | |\n", madeTP.format(3), madeCPU.format(3))
 		p("\n`not written / off` is what making and recording the event costs the scheduler; the rest of `on / off` is\n")
 		p("the API server and etcd storing one more object per pod, on the same 2 cores.\n")

@@ -165,20 +165,26 @@ var nodeCounts = []int{500, 1000, 5000}
 // nodeCounts are the node counts at which the default profile's workload
 // ran, in order, or the package's nodeCounts when it ran at none.
 func (r *report) nodeCounts() []int {
-	prefix := "SchedulingThroughput|" + overheadProfiles[0].testCase + "/"
-	var counts []int
-	for key := range r.runs {
-		rest, ok := strings.CutPrefix(key, prefix)
-		if !ok {
-			continue
-		}
-		var n int
-		if _, err := fmt.Sscanf(rest, "%dNodes|", &n); err == nil && !slices.Contains(counts, n) {
-			counts = append(counts, n)
-		}
-	}
+	counts := nodeCountsOf(r.runs, overheadProfiles[0].testCase)
 	if len(counts) == 0 {
 		return nodeCounts
+	}
+	return counts
+}
+
+// nodeCountsOf are the node counts at which testCase's workloads measured
+// a throughput or a CPU time (a smoke run's 10-node workloads are too
+// short for a throughput), in order.
+func nodeCountsOf(p perfData, testCase string) []int {
+	var counts []int
+	for key := range p {
+		for _, metric := range []string{"SchedulingThroughput|", "CPUPerPod|"} {
+			rest, ok := strings.CutPrefix(key, metric+testCase+"/")
+			var n int
+			if _, err := fmt.Sscanf(rest, "%dNodes|", &n); ok && err == nil && !slices.Contains(counts, n) {
+				counts = append(counts, n)
+			}
+		}
 	}
 	slices.Sort(counts)
 	return counts
@@ -263,7 +269,10 @@ func (r *report) markdown(machine, command string, plotted bool) string {
 	p("`links` the whole of it, with the ties worked out.\n")
 	p("`CapacityPreScore` is NetworkCapacity's PreScore over every node, 10 pods on each, on an answer already decoded:\n")
 	p("`interval=true` with bandwidths served with 95 %% intervals, as the live simulator serves them (their ties are worked\n")
-	p("out once per answer, when it is decoded), `interval=false` without, as a scenario serves them.\n\n")
+	p("out once per answer, when it is decoded), `interval=false` without, as a scenario serves them. `CapacityCycle` is\n")
+	p("its PreScore, Score and NormalizeScore together over 5000 nodes with no pod, ten settled ones or ten starting ones\n")
+	p("each. `PreScore` is CustomScorePlugin's PreScore alone on an unchanged answer (a 304): 500 nodes is what a cycle\n")
+	p("of a 5000-node cluster scores, the rest being left unsearched by upstream's `percentageOfNodesToScore`.\n\n")
 	p("| benchmark | time/op | B/op | allocs/op | runs |\n|---|---|---|---|---|\n")
 	ns := r.goBench["ns/op"]
 	for _, name := range sortedKeys(ns) {
@@ -349,9 +358,13 @@ func (r *report) plotProfiles(dir string, script *strings.Builder) (int, error) 
 		}
 		var lines []string
 		for i, pr := range overheadProfiles {
-			lines = append(lines, fmt.Sprintf("'%s' using 1:%d:%d:%d with yerrorlines title '%s'", path, 3*i+2, 3*i+3, 3*i+4, pr.label))
+			// Each profile a little apart along x, so that the intervals
+			// at one node count do not hide each other.
+			shift := 1 + 0.04*(float64(i)-float64(len(overheadProfiles)-1)/2)
+			lines = append(lines, fmt.Sprintf("'%s' using ($1*%g):%d:%d:%d with yerrorlines title '%s'", path, shift, 3*i+2, 3*i+3, 3*i+4, pr.label))
 		}
-		fmt.Fprintf(script, "set title '%s'\nset ylabel '%s'\nplot %s\n", panel.title, panel.ylabel, strings.Join(lines, ", "))
+		fmt.Fprintf(script, "set title '%s'\nset ylabel '%s'\nset key below\nplot %s\nset key bottom left\n",
+			panel.title, panel.ylabel, strings.Join(lines, ", "))
 		plots++
 	}
 	return plots, nil

@@ -122,6 +122,9 @@ func TestEventSectionJudgesPairedRatios(t *testing.T) {
 		{name: "one round has no interval", on: []float64{98}, off: []float64{100}, cpuOn: []float64{10}, cpuOff: []float64{10},
 			want: "| on / off | 0.980 | ≥ 0.97 | not resolved |"},
 		{name: "unpaired", on: []float64{98, 150}, wantNotPairedMsg: true},
+		// A smoke run's workloads are too short for a throughput.
+		{name: "CPU time alone", cpuOn: []float64{11, 22}, cpuOff: []float64{10, 20},
+			want: "| on / off | — | ≥ 0.97 | not resolved | 1.100 [1.100, 1.100] | ≤ 1.03 | **not met** |"},
 	} {
 		p := perfData{}
 		fixture(p, throughputKey(on), tc.on...)
@@ -227,8 +230,14 @@ func TestNodeCounts(t *testing.T) {
 	fixture(p, throughputKey("ProfileOverhead_Default/10Nodes"), 100)
 	fixture(p, throughputKey("ProfileOverhead_Default/5000Nodes"), 100)
 	fixture(p, throughputKey("ProfileOverhead_KNS3/700Nodes"), 100)
-	if got := (&report{runs: p}).nodeCounts(); !slices.Equal(got, []int{10, 5000}) {
-		t.Errorf("nodeCounts = %v, want the default profile's, 10 and 5000", got)
+	fixture(p, cpuKey("ProfileOverhead_Default/20Nodes"), 5)
+	if got := (&report{runs: p}).nodeCounts(); !slices.Equal(got, []int{10, 20, 5000}) {
+		t.Errorf("nodeCounts = %v, want the default profile's, 10, 20 (a CPU time without a throughput) and 5000", got)
+	}
+	e := perfData{}
+	fixture(e, cpuKey("ProfileOverhead_KNS3NoEvent/10Nodes"), 5)
+	if got := (&report{eventRuns: e}).eventNodes(); got != 10 {
+		t.Errorf("eventNodes = %d, want 10, where the off case measured a CPU time", got)
 	}
 }
 
