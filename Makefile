@@ -57,7 +57,9 @@ test: check
 	wait $$bg || { tail -50 _output/beside-bazel.log; exit 1; }
 	$(MAKE) --no-print-directory race integration bench-smoke
 
-# The benchmarks side by side (docs/performance.md); BENCH_RUNS=3 by default.
+# The benchmarks side by side (docs/performance.md): the profiles in
+# interleaved rounds, BENCH_RUNS=7 to BENCH_MAX_RUNS=15 of each size (see
+# hack/bench/run.sh).
 bench:
 	hack/bench/run.sh full
 

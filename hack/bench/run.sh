@@ -2,8 +2,16 @@
 # make bench / make bench-smoke: the KNS-3 benchmarks, side by side in one
 # run set, then docs/performance.md and docs/reliability.md (smoke:
 # _output/bench-smoke/docs).
-#   full:  BENCH_RUNS (default 3) runs of everything at 500-5000 nodes
-#   smoke: one short run of everything, so the benchmarks keep working
+#   full:  everything at 500-5000 nodes. The profiles of section 1 and
+#          the placement event's variants run in interleaved rounds, at
+#          least BENCH_RUNS (default 7) of each size, then more, up to
+#          BENCH_MAX_RUNS (default 15), until every ratio's 95 % interval
+#          is within ±5 %; BENCH_HOSTNAME_RUNS (default 3) runs of the
+#          hostname cases, BENCH_GO_COUNT (default 5) of the Go
+#          benchmarks, 3 of the rest
+#   smoke: one short run of everything (two rounds of the interleaved
+#          ones, so that their intervals show), so the benchmarks keep
+#          working
 # A second argument `reliability` runs only step 4 and its report; `value`
 # only step 5 (the value benchmark and the probe accuracy benchmark on a
 # shaped kind cluster, full mode: the kind suite runs the first briefly in
@@ -26,8 +34,11 @@ export CGO_ENABLED=0
 
 mode=${1:-full}
 case $mode in
-  full) runs=${BENCH_RUNS:-3}; label=performance; out=_output/bench; docs=docs; dur=10s ;;
-  smoke) runs=1; label=short; out=_output/bench-smoke; docs=$out/docs; dur=2s ;;
+  full) runs=${BENCH_RUNS:-7}; max_runs=${BENCH_MAX_RUNS:-15}; other_runs=3; hostname_runs=${BENCH_HOSTNAME_RUNS:-3}
+    go_count=${BENCH_GO_COUNT:-5}; label=performance; sizes=(500Nodes 1000Nodes 5000Nodes); event_size=5000Nodes
+    out=_output/bench; docs=docs; dur=10s ;;
+  smoke) runs=2; max_runs=2; other_runs=1; hostname_runs=1; go_count=1; label=short; sizes=(10Nodes); event_size=10Nodes
+    out=_output/bench-smoke; docs=$out/docs; dur=2s ;;
   *) echo "usage: $0 [full|smoke] [all|performance|reliability|value|splits|event|load]" >&2; exit 2 ;;
 esac
 steps=${2:-all}
@@ -48,44 +59,67 @@ fi
 
 case $steps in
   all) rm -rf "$out" ;;
-  performance) rm -rf "$out/perf" "$out/load" "$out/go-bench.txt" ;;
+  performance) rm -rf "$out/perf" "$out/perf-event" "$out/load" "$out/go-bench.txt" ;;
   reliability) rm -rf "$out/reliability" "$out/reliability.jsonl" ;;
   value) rm -rf "$out/value" "$out"/value*.json "$out/accuracy.json" ;;
   splits) rm -rf "$out/splits" "$out"/splits*.json ;;
-  event) rm -rf "$out/perf" ;;
+  event) rm -rf "$out/perf-event" ;;
   load) rm -rf "$out/load" ;;
 esac
-mkdir -p "$out/perf" "$out/load" "$out/reliability" "$out/value" "$out/splits"
+mkdir -p "$out/perf" "$out/perf-event" "$out/load" "$out/reliability" "$out/value" "$out/splits"
 abs=$(cd "$out" && pwd)
 
-# perf_case RUN CASE LABEL: one scheduler_perf test case, its DataItems
-# into $out/perf/run-RUN.
+# perf_case DIR RUN CASE WORKLOAD: one scheduler_perf workload (every
+# workload of CASE for WORKLOAD '.*') in a process of its own, its
+# DataItems into DIR/run-RUN/CASE-WORKLOAD.
 perf_case() {
-  local start; start=$(date +%s)
+  local start dir="$1/run-$2/$3-${4/#.\*/all}"; start=$(date +%s)
+  mkdir -p "$dir"
   (cd test/perf && KUBE_CACHE_MUTATION_DETECTOR=false "$abs/perf.test" -test.run '^$' \
-    -test.bench "BenchmarkPerfScheduling/^$2\$" -test.benchtime=1x -test.timeout 4h \
-    -perf-scheduling-label-filter="$3" -data-items-dir="$abs/perf/run-$1") \
-    >"$out/perf/run-$1-$2.log" 2>&1 || { tail -50 "$out/perf/run-$1-$2.log"; exit 1; }
-  echo "bench:   run $1 $2: $(( $(date +%s) - start ))s"
+    -test.bench "BenchmarkPerfScheduling/^$3\$/^$4\$" -test.benchtime=1x -test.timeout 4h \
+    -perf-scheduling-label-filter="$label" -data-items-dir="$dir") \
+    >"$dir.log" 2>&1 || { tail -50 "$dir.log"; exit 1; }
+  echo "bench:   run $2 $3/$4: $(( $(date +%s) - start ))s"
+}
+
+# rounds DIR WORKLOAD CASE...: interleaved rounds of WORKLOAD: in each, every
+# CASE once, back to back, in an order that rotates from round to round,
+# so that none always runs first or last and each round's runs are a
+# pair for the report's ratios. At least $runs rounds, then more until
+# every ratio those rounds measure (CONVERGED: a node count of section 1,
+# or "event") has a 95 % interval within ±5 % (report -converged), up to
+# $max_runs.
+rounds() {
+  local dir=$1 size=$2 converged=$3; shift 3
+  local cases=("$@") i=0 k
+  while :; do
+    i=$((i + 1))
+    for k in "${!cases[@]}"; do perf_case "$dir" "$i" "${cases[$(( (i + k) % ${#cases[@]} ))]}" "$size"; done
+    [ "$i" -ge "$runs" ] || continue
+    [ "$i" -lt "$max_runs" ] || break
+    "$out/report" -in "$abs" -converged "$converged" | sed 's/^/bench:   /' && break
+  done
+}
+
+# The placement event: on, off, and made but not written, in rounds.
+event_rounds() {
+  rounds "$abs/perf-event" "$event_size" event ProfileOverhead_KNS3NoEvent ProfileOverhead_KNS3 ProfileOverhead_KNS3NoSink
 }
 
 if [ "$steps" = event ]; then
-  echo "bench: the placement event, scheduler_perf at 5000 nodes: on, off, not written ($runs runs)"
+  echo "bench: the placement event, scheduler_perf at 5000 nodes: on, off, not written ($runs to $max_runs rounds)"
   go test -vet=off -tags perf -c -o "$out/perf.test" ./test/perf
-  # The order rotates, so no case always runs first or last.
-  event_cases=(ProfileOverhead_KNS3NoEvent ProfileOverhead_KNS3 ProfileOverhead_KNS3NoSink)
-  for i in $(seq "$runs"); do
-    for k in 0 1 2; do perf_case "$i" "${event_cases[$(( (i + k) % 3 ))]}" event; done
-  done
-  go run ./test/perf/report -in "$out" -out "$docs" -report event
+  go build -o "$out/report" ./test/perf/report
+  event_rounds
+  "$out/report" -in "$out" -out "$docs" -report event
   echo "bench: wrote the placement event's section of $docs/performance.md"
   exit 0
 fi
 
 if [ "$steps" = all ] || [ "$steps" = performance ]; then
-echo "bench: 1/6 Go benchmarks of the scoring cycle and of the work beside it ($runs runs)"
+echo "bench: 1/6 Go benchmarks of the scoring cycle and of the work beside it ($go_count runs)"
 benchtime=1s; [ "$mode" = smoke ] && benchtime=1x
-go test -vet=off -run '^$' -bench . -benchmem -benchtime "$benchtime" -count "$runs" \
+go test -vet=off -run '^$' -bench . -benchmem -benchtime "$benchtime" -count "$go_count" \
   ./scheduler/plugins/customscore/... ./scheduler/plugins/network/ ./scheduler/plugins/placement/ \
   ./scheduler/plugins/networkcapacity/ ./scheduler/plugins/networkpeers/ | tee "$out/go-bench.txt" | grep -E '^(Benchmark|ok)'
 # The network coordinates' accuracy on a synthetic 5,000-node cluster of
@@ -95,22 +129,27 @@ echo "bench:   network coordinates of a synthetic 5,000-node cluster (simulator/
 go test -vet=off -run '^$' -bench CoordinateAccuracy -benchtime 1x ./simulator/probe/ | tee "$out/coordinates.txt" |
   grep -E '^(Benchmark|ok)|relative error'
 
-echo "bench: 2/6 scheduler_perf, label $label ($runs runs)"
-# One go test per test case: each writes its results as soon as it ends.
-# The profiles whose throughputs section 1 compares run one after the
-# other, in an order that rotates with the run, so none always runs first.
-profiles=(ProfileOverhead_Default ProfileOverhead_KNS3 ProfileOverhead_KNS3Background ProfileOverhead_KNS3Live ProfileOverhead_KNS3LiveNoPeers)
-cases="ProfileOverhead_KNS3NoEvent ProfileOverhead_KNS3NoSink HostnameAffinity HostnameAntiAffinity HostnameAndZoneAffinity Peers PeersPreferredAffinity"
+echo "bench: 2/6 scheduler_perf, label $label: rounds of the profiles and of the placement event, then the hostname cases"
 go test -vet=off -tags perf -c -o "$out/perf.test" ./test/perf
-for i in $(seq "$runs"); do
-  for k in "${!profiles[@]}"; do perf_case "$i" "${profiles[$(( (i + k) % ${#profiles[@]} ))]}" "$label"; done
-  for c in $cases; do perf_case "$i" "$c" "$label"; done
+go build -o "$out/report" ./test/perf/report
+profiles=(ProfileOverhead_Default ProfileOverhead_KNS3 ProfileOverhead_KNS3Background ProfileOverhead_KNS3Live ProfileOverhead_KNS3LiveNoPeers)
+for size in "${sizes[@]}"; do
+  rounds "$abs/perf" "$size" "${size%Nodes}" "${profiles[@]}"
+done
+event_rounds
+for i in $(seq "$hostname_runs"); do
+  for c in HostnameAffinity HostnameAntiAffinity HostnameAndZoneAffinity; do perf_case "$abs/perf" "$i" "$c" '.*'; done
+done
+# Pods with 1, 10 and 100 peers: NetworkPeers beside upstream's preferred
+# pod affinity, alternating.
+for i in $(seq "$hostname_runs"); do
+  for c in Peers PeersPreferredAffinity; do perf_case "$abs/perf" "$i" "$c" '.*'; done
 done
 fi
 
 if [ "$steps" = all ] || [ "$steps" = performance ] || [ "$steps" = load ]; then
 
-echo "bench: 3/6 the simulator stub under load ($runs runs of $dur per request kind)"
+echo "bench: 3/6 the simulator stub under load ($other_runs runs of $dur per request kind)"
 go build -o "$out/simulator" ./simulator/cmd/simulator
 # An hour's window: the answer's ETag changes once a window, and the
 # conditional runs must ask with the one it has.
@@ -126,7 +165,7 @@ sim=$!
 trap 'kill $sim 2>/dev/null || true' EXIT
 for _ in $(seq 50); do "$out/simulator" --probe=http://$addr/healthz 2>/dev/null && break; sleep 0.1; done
 go build -o "$out/etag" ./hack/bench/etag
-for i in $(seq "$runs"); do
+for i in $(seq "$other_runs"); do
   wrk -t1 -c8 -d"$dur" --latency http://$addr/simulate >"$out/load/full-5000-$i.txt"
   etag=$("$out/etag" http://$addr/simulate)
   wrk -t1 -c8 -d"$dur" --latency -H "If-None-Match: $etag" http://$addr/simulate >"$out/load/conditional-5000-$i.txt"
@@ -148,8 +187,8 @@ if [ "$mode" = smoke ]; then
 else
   rel_env=()
 fi
-echo "bench: 4/6 reliability under simulator faults ($runs runs${rel_env[*]:+, ${rel_env[*]}})"
-for i in $(seq "$runs"); do
+echo "bench: 4/6 reliability under simulator faults ($other_runs runs${rel_env[*]:+, ${rel_env[*]}})"
+for i in $(seq "$other_runs"); do
   start=$(date +%s)
   env "${rel_env[@]}" KNS3_RELIABILITY_OUT="$abs/reliability.jsonl" \
     go test -vet=off -run '^$' -bench BenchmarkReliability -benchtime 1x -timeout 90m ./test/integration/ \

@@ -16,13 +16,16 @@ import (
 	"kns3.dev/kns3/scheduler/plugins/custombind"
 )
 
-// registry is the binary's plugins plus NoSinkBindPlugin: CustomBindPlugin
-// whose events go through a recorder and broadcaster like the
-// scheduler's, to a sink that drops them. Against CustomBindPlugin it
-// separates what the event costs the scheduler (the placement, the
-// message, the recorder) from what its API write costs the cluster.
+// registry is the binary's plugins, with CustomScorePlugin's and
+// NetworkCapacity's PreScore timed (prescore_test.go), plus
+// NoSinkBindPlugin: CustomBindPlugin whose events go through a recorder
+// and broadcaster like the scheduler's, to a sink that drops them. Against
+// CustomBindPlugin it separates what the event costs the scheduler (the
+// placement, the message, the recorder) from what its API write costs the
+// cluster.
 func registry(ctx context.Context) frameworkruntime.Registry {
 	r := plugins.Registry()
+	timePreScore(r)
 	broadcaster := events.NewBroadcaster(discardSink{})
 	if err := broadcaster.StartRecordingToSinkWithContext(ctx); err != nil {
 		panic(err)

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"testing"
 	"time"
 
@@ -62,12 +63,15 @@ func run(m *testing.M) int {
 	}
 	// Every answer carries a network coordinate for every node it scores,
 	// as the live simulator's do, for NetworkPeers.
-	stub := pairs.Wrap(simulator.Handler(), func(nodes []string) *pairs.Answer {
+	stub := pairs.Wrap(countingStub(simulator.Handler()), func(nodes []string) *pairs.Answer {
 		a := pairs.Spread(nodes)
 		return &a
 	})
 	srv := &http.Server{Handler: stub, ReadHeaderTimeout: 5 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
+	// The stub's goroutines carry a profiler label, so that a CPU profile
+	// of a run (-perf-cpuprofile) tells its share from the scheduler's and
+	// the API server's: pprof -tagfocus=kns3=stub.
+	go pprof.Do(context.Background(), pprof.Labels("kns3", "stub"), func(context.Context) { _ = srv.Serve(ln) })
 	defer srv.Close()
 	if err := perf.InitTests(); err != nil {
 		fmt.Fprintf(os.Stderr, "perf: %v\n", err)
@@ -135,9 +139,19 @@ func generated(path string, generate func([]byte) ([]byte, error)) ([]byte, erro
 }
 
 // BenchmarkPerfScheduling runs the test cases with the plugins the
-// kns-3-scheduler binary registers.
+// kns-3-scheduler binary registers, the stub scoring every node, and
+// meters the CPU time of each workload's measured pods (meter_test.go).
 func BenchmarkPerfScheduling(b *testing.B) {
-	perf.RunBenchmarkPerfScheduling(b, perfConfig, "kns3", registry(b.Context()), perf.WithPrepareFn(scoreEveryNode))
+	perf.RunBenchmarkPerfScheduling(b, perfConfig, "kns3", registry(b.Context()),
+		perf.WithPreRunFn(rememberWorkload), perf.WithPrepareFn(prepare))
+}
+
+// prepare runs once the workload's scheduler runs, before its first op.
+func prepare(tCtx ktesting.TContext) error {
+	if err := scoreEveryNode(tCtx); err != nil {
+		return err
+	}
+	return meterMeasuredPods(tCtx)
 }
 
 // scoreEveryNode keeps the stub's scenario naming every node of the test

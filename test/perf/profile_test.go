@@ -307,6 +307,8 @@ type testCase struct {
 	WorkloadTemplate       []struct {
 		Opcode          string `json:"opcode"`
 		PodTemplatePath string `json:"podTemplatePath"`
+		Namespace       string `json:"namespace"`
+		CollectMetrics  bool   `json:"collectMetrics"`
 	} `json:"workloadTemplate"`
 }
 
@@ -448,6 +450,18 @@ func TestPerformanceConfig(t *testing.T) {
 	}
 	if !usesLive {
 		t.Errorf("no test case of performance-config.yaml runs the live install's profile (schedulerConfigPath: %s): NetworkCapacity goes unmeasured", LiveProfileFile)
+	}
+
+	// Section 1's CPU meter watches MeasuredNamespace alone.
+	for _, tc := range before {
+		if !strings.HasPrefix(tc.Name, "ProfileOverhead_") {
+			continue
+		}
+		for _, op := range tc.WorkloadTemplate {
+			if op.CollectMetrics && op.Namespace != MeasuredNamespace {
+				t.Errorf("%s measures pods in namespace %q, want %q, where the CPU meter counts", tc.Name, op.Namespace, MeasuredNamespace)
+			}
+		}
 	}
 
 	if _, err := PerformanceConfig([]byte("- name: Default\n"), dir); err == nil {

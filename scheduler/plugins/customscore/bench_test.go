@@ -87,3 +87,35 @@ func BenchmarkScoreCycle(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPreScore is PreScore alone, the answer unchanged (a 304 from
+// a loopback simulator), at the perf run's sizes: the GET, and what the
+// cycle keeps beside it for Score and the placement event.
+func BenchmarkPreScore(b *testing.B) {
+	for _, n := range []int{500, 5000} {
+		body := simtest.Body(n)
+		nodes := make([]fwk.NodeInfo, n)
+		for i := range nodes {
+			ni := framework.NewNodeInfo()
+			ni.SetNode(st.MakeNode().Name(simtest.NodeName(i)).Obj())
+			nodes[i] = ni
+		}
+		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) {
+			url := benchSimulator(b, body, true)
+			ctx := klog.NewContext(context.Background(), klog.Background().V(10))
+			obj, err := New(ctx, testArgs(b, "simulatorURL: "+url), nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			pl := obj.(*CustomScore)
+			b.Cleanup(func() { _ = pl.Close() })
+			pod := st.MakePod().Name("p").Obj()
+			b.ReportAllocs()
+			for b.Loop() {
+				if s := pl.PreScore(ctx, framework.NewCycleState(), pod, nodes); !s.IsSuccess() {
+					b.Fatal(s)
+				}
+			}
+		})
+	}
+}

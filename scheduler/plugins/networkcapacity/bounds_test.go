@@ -7,6 +7,8 @@ import (
 
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
+
+	"kns3.dev/kns3/scheduler/plugins/network"
 )
 
 // A bandwidth no link has (2e16 Mbit/s, a corrupt or hostile answer) must
@@ -31,7 +33,8 @@ func TestHugeBandwidth(t *testing.T) {
 func TestScoreClamps(t *testing.T) {
 	pl := newPlugin(t, measuredAt)
 	state := framework.NewCycleState()
-	write(state, &Cycle{Nodes: map[string]Link{"a": {BandwidthMbps: 1e300, RankedBandwidthMbps: 1e300, TargetPercent: 80}}})
+	a := &answerLinks{index: map[string]int32{"a": 0}, links: []network.Link{{BandwidthMbps: 1e300, RankedBandwidthMbps: 1e300}}, since: []time.Time{{}}}
+	write(state, &Cycle{answer: a, placed: []placedOn{{feasible: true}}, targetPercent: 80})
 	s, status := pl.Score(context.Background(), state, nil, node("a"))
 	if !status.IsSuccess() {
 		t.Fatal(status)

@@ -19,6 +19,7 @@ package networkcapacity
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -36,8 +37,9 @@ import (
 // Name is the name of the plugin used in the plugin registry and configurations.
 const Name = status.NetworkCapacity
 
-// NetworkCapacity is the NetworkCapacity plugin. It keeps nothing between
-// cycles: what a cycle knows is in its CycleState.
+// NetworkCapacity is the NetworkCapacity plugin. What a cycle knows is in
+// its CycleState; between cycles it keeps only what it read of the last
+// answer (answerLinks), which no cycle's result depends on having.
 type NetworkCapacity struct {
 	args *apiconfig.NetworkCapacityArgs
 	// now is the clock pods assumed and not yet bound are placed at.
@@ -45,6 +47,8 @@ type NetworkCapacity struct {
 	// retry retries the pods Filter rejected when a new measurement comes
 	// (retry.go); nil without informers.
 	retry *retrier
+	// answer is the last answer PreScore read.
+	answer atomic.Pointer[answerLinks]
 }
 
 var (
@@ -75,34 +79,36 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 func (pl *NetworkCapacity) Name() string { return Name }
 
 // PreScore works out, for every feasible node the simulation gives a
-// bandwidth, what a new pod would find free there, and leaves it in the
-// cycle's state for Score and for the placement event.
+// bandwidth, what the pods placed there since the measurement need, and
+// leaves it in the cycle's state for Score and for the placement event.
+// What does not change with the cycle, the answer's links and the counts
+// of nodes unchanged since an earlier cycle on it, it reads once
+// (answerLinks).
 func (pl *NetworkCapacity) PreScore(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) *fwk.Status {
 	c, err := placement.Read(state)
 	if err != nil || c.Simulation == nil {
 		klog.FromContext(ctx).V(4).Info("No simulation in the cycle: bandwidth not ranked", "plugin", Name, "pod", klog.KObj(pod))
 		return fwk.NewStatus(fwk.Skip)
 	}
-	links := c.Simulation.Links()
-	cs := &Cycle{Nodes: make(map[string]Link, len(nodes)), NeedMbps: capacity.NeedMbps(pod, pl.args.DefaultPodMbps)}
-	now := pl.now()
+	a := pl.answerFor(c.Simulation)
+	if len(a.links) == 0 {
+		return fwk.NewStatus(fwk.Skip)
+	}
+	cs := &Cycle{answer: a, placed: make([]placedOn, len(a.links)), NeedMbps: capacity.NeedMbps(pod, pl.args.DefaultPodMbps),
+		targetPercent: pl.args.TargetUtilizationPercent}
+	now, described := pl.now(), 0
+	a.mu.Lock()
 	for _, n := range nodes {
-		name := n.Node().Name
-		l, ok := links[name]
+		pos, ok := a.index[n.Node().Name]
 		if !ok {
 			continue
 		}
-		counted, pods := countPlacedSince(n, l.WindowStart, now, pl.args.DefaultPodMbps)
-		link := Link{
-			BandwidthMbps: l.BandwidthMbps, BandwidthAtLeast: l.BandwidthAtLeast, RankedBandwidthMbps: l.RankedBandwidthMbps,
-			UseMbps: l.UseMbps, UseMeasured: l.UseMeasured,
-			CountedMbps: counted, CountedPods: pods,
-			TargetPercent: pl.args.TargetUtilizationPercent,
-		}
-		link.FreeMbps, link.BelowTargetMbps = link.free(link.BandwidthMbps)
-		cs.Nodes[name] = link
+		mbps, pods := a.counted(pos, n, now, pl.args.DefaultPodMbps)
+		cs.placed[pos] = placedOn{mbps: mbps, pods: int32(pods), feasible: true}
+		described++
 	}
-	if len(cs.Nodes) == 0 {
+	a.mu.Unlock()
+	if described == 0 {
 		return fwk.NewStatus(fwk.Skip)
 	}
 	write(state, cs)
@@ -119,7 +125,8 @@ func (pl *NetworkCapacity) Score(_ context.Context, state fwk.CycleState, _ *v1.
 	if err != nil {
 		return 0, fwk.AsStatus(err)
 	}
-	return capacity.RankMilli(cs.Nodes[nodeInfo.Node().Name].rankMbps()), nil
+	l, _ := cs.link(nodeInfo.Node().Name)
+	return capacity.RankMilli(l.rankMbps()), nil
 }
 
 // ScoreExtensions returns the plugin itself, which normalizes its scores.
@@ -141,9 +148,10 @@ func (pl *NetworkCapacity) ScoreExtensions() fwk.ScoreExtensions { return pl }
 // (placement.WritePoints).
 func (pl *NetworkCapacity) NormalizeScore(_ context.Context, state fwk.CycleState, _ *v1.Pod, scores fwk.NodeScoreList) *fwk.Status {
 	var roomyLowerBound func(string) bool
-	if cs, err := read(state); err == nil {
+	// An answer with no lower bound has no node to ask about.
+	if cs, err := read(state); err == nil && cs.answer.atLeast {
 		roomyLowerBound = func(node string) bool {
-			l, ok := cs.Nodes[node]
+			l, ok := cs.link(node)
 			return ok && l.BandwidthAtLeast && l.BelowTargetMbps >= cs.NeedMbps
 		}
 	}

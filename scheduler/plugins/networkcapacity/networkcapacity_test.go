@@ -113,10 +113,21 @@ func newPlugin(t testing.TB, now time.Time) *NetworkCapacity {
 // node (nil when PreScore skipped).
 func scoreCycle(t *testing.T, pl *NetworkCapacity, body []byte, nodes []fwk.NodeInfo) (map[string]int64, fwk.CycleState) {
 	t.Helper()
+	var sim *network.Simulation
+	if body != nil {
+		sim = &network.Simulation{Body: body}
+	}
+	return scoreCycleOn(t, pl, sim, nodes)
+}
+
+// scoreCycleOn is scoreCycle on the answer sim, which may be an earlier
+// cycle's.
+func scoreCycleOn(t *testing.T, pl *NetworkCapacity, sim *network.Simulation, nodes []fwk.NodeInfo) (map[string]int64, fwk.CycleState) {
+	t.Helper()
 	ctx := context.Background()
 	state := framework.NewCycleState()
-	if body != nil {
-		placement.Write(state, &placement.Cycle{Simulation: &network.Simulation{Body: body}})
+	if sim != nil {
+		placement.Write(state, &placement.Cycle{Simulation: sim})
 	}
 	pod := st.MakePod().Name("new").Obj()
 	if s := pl.PreScore(ctx, state, pod, nodes); s.IsSkip() {

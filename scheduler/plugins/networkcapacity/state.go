@@ -16,13 +16,42 @@ const stateKey fwk.StateKey = Name + "/links"
 func init() { placement.RegisterNote(stateKey) }
 
 // Cycle is what one scheduling cycle's PreScore found of the feasible
-// nodes' links.
+// nodes' links: the answer's links, and what the pods placed on each
+// feasible node since the measurement need, by the link's position.
 type Cycle struct {
-	// Nodes are the feasible nodes whose link the simulation describes.
-	Nodes map[string]Link
+	answer *answerLinks
+	placed []placedOn
 	// NeedMbps is what the pod being scheduled needs, declared or the
 	// default.
 	NeedMbps float64
+	// targetPercent is the args' TargetUtilizationPercent.
+	targetPercent int32
+}
+
+// placedOn is what PreScore counted on a feasible node's link; feasible is
+// false for a node that was not.
+type placedOn struct {
+	mbps     float64
+	pods     int32
+	feasible bool
+}
+
+// link is node's link as a new pod would find it; false for a node that
+// was not feasible or whose link the simulation does not describe.
+func (c *Cycle) link(node string) (Link, bool) {
+	pos, ok := c.answer.index[node]
+	if !ok || !c.placed[pos].feasible {
+		return Link{}, false
+	}
+	l, p := &c.answer.links[pos], c.placed[pos]
+	link := Link{
+		BandwidthMbps: l.BandwidthMbps, BandwidthAtLeast: l.BandwidthAtLeast, RankedBandwidthMbps: l.RankedBandwidthMbps,
+		UseMbps: l.UseMbps, UseMeasured: l.UseMeasured,
+		CountedMbps: p.mbps, CountedPods: int(p.pods),
+		TargetPercent: c.targetPercent,
+	}
+	link.FreeMbps, link.BelowTargetMbps = link.free(link.BandwidthMbps)
+	return link, true
 }
 
 // Link is one node's link as a new pod would find it.
@@ -89,7 +118,7 @@ func read(state fwk.CycleState) (*Cycle, error) {
 // NodeNote says what the cycle found of node's link, for the placement
 // event; "" when the simulation does not describe the node's link.
 func (c *Cycle) NodeNote(node string) string {
-	l, ok := c.Nodes[node]
+	l, ok := c.link(node)
 	if !ok {
 		return ""
 	}

@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -20,7 +22,11 @@ func main() {
 	command := flag.String("command", "make bench", "the command that reproduces the numbers")
 	findings := flag.String("findings", "docs/performance-findings.md", "hand-written analysis appended to the report, if the file exists")
 	reports := flag.String("report", "all", "which reports to write: all (performance, and reliability, value and probe accuracy when <in>/reliability.jsonl, <in>/value*.json and <in>/accuracy.json exist), performance, reliability, value, accuracy, splits (the splits' section of existing value reports) or event (the placement event's section of an existing performance.md)")
+	converged := flag.String("converged", "", "do not write reports: exit 0 when every ratio of section 1 at this node count (or of the placement event, for \"event\") has a 95 % interval within ±5 %, 3 otherwise (hack/bench/run.sh adds rounds until then)")
 	flag.Parse()
+	if *converged != "" {
+		os.Exit(checkConverged(*in, *converged))
+	}
 	var err error
 	switch *reports {
 	case "all", "performance":
@@ -64,15 +70,14 @@ func run(in, out, machine, command, findings string) error {
 	if err != nil {
 		return err
 	}
-	perf, err := parsePerf(filepath.Join(in, "perf"))
+	r, err := readRuns(in)
 	if err != nil {
 		return err
 	}
-	load, err := parseLoad(filepath.Join(in, "load"))
-	if err != nil {
+	if r.load, err = parseLoad(filepath.Join(in, "load")); err != nil {
 		return err
 	}
-	r := &report{goBench: goBench, perf: perf, load: load}
+	r.goBench = goBench
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
@@ -85,6 +90,51 @@ func run(in, out, machine, command, findings string) error {
 		md += "\n" + findingsSection(string(extra))
 	}
 	return os.WriteFile(filepath.Join(out, "performance.md"), []byte(md), 0o644)
+}
+
+// checkConverged prints the widest interval of section 1's ratios at
+// the node count which says, or of the placement event's for "event", and
+// returns 0 when it is within ratioHalfWidthGoal, 3 when not, 1 on an
+// error.
+func checkConverged(in, which string) int {
+	r, err := readRuns(in)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "report: %v\n", err)
+		return 1
+	}
+	var widest float64
+	var what string
+	if which == "event" {
+		widest, what = r.widestEventRatio()
+	} else {
+		nodes, err := strconv.Atoi(which)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "report: -converged %q: want a node count or \"event\"\n", which)
+			return 1
+		}
+		widest, what = r.widestRatio(nodes)
+	}
+	fmt.Printf("%s: the widest ratio interval reaches ±%.1f %% (%s)\n", which, 100*widest, what)
+	if widest <= ratioHalfWidthGoal {
+		return 0
+	}
+	return 3
+}
+
+// readRuns reads scheduler_perf's outputs under in: the profiles' and the
+// hostname cases' (perf) and the placement event's (perf-event).
+func readRuns(in string) (*report, error) {
+	runs, err := parsePerf(filepath.Join(in, "perf"))
+	if err != nil {
+		return nil, err
+	}
+	eventRuns, err := parsePerf(filepath.Join(in, "perf-event"))
+	if err != nil {
+		return nil, err
+	}
+	addTotals(runs)
+	addTotals(eventRuns)
+	return &report{runs: runs, eventRuns: eventRuns}, nil
 }
 
 // findingsSection is the findings file as the report appends it: from its
@@ -102,19 +152,51 @@ func findingsSection(file string) string {
 
 type report struct {
 	goBench map[string]samples
-	perf    samples
-	load    samples
+	// runs are scheduler_perf's measurements, run by run: the profiles'
+	// and the hostname cases'; eventRuns the placement event's.
+	runs, eventRuns perfData
+	load            samples
 }
 
+// nodeCounts are the node counts of section 1's workloads when none was
+// measured; otherwise those measured (a smoke run's are 10).
 var nodeCounts = []int{500, 1000, 5000}
+
+// nodeCounts are the node counts at which the default profile's workload
+// ran, in order, or the package's nodeCounts when it ran at none.
+func (r *report) nodeCounts() []int {
+	counts := nodeCountsOf(r.runs, overheadProfiles[0].testCase)
+	if len(counts) == 0 {
+		return nodeCounts
+	}
+	return counts
+}
+
+// nodeCountsOf are the node counts at which testCase's workloads measured
+// a throughput or a CPU time (a smoke run's 10-node workloads are too
+// short for a throughput), in order.
+func nodeCountsOf(p perfData, testCase string) []int {
+	var counts []int
+	for key := range p {
+		for _, metric := range []string{"SchedulingThroughput|", "CPUPerPod|"} {
+			rest, ok := strings.CutPrefix(key, metric+testCase+"/")
+			var n int
+			if _, err := fmt.Sscanf(rest, "%dNodes|", &n); ok && err == nil && !slices.Contains(counts, n) {
+				counts = append(counts, n)
+			}
+		}
+	}
+	slices.Sort(counts)
+	return counts
+}
 
 // throughput is the median average throughput of a workload, pods/s.
 func (r *report) throughput(workload string) (float64, int) {
-	return r.perf.median("SchedulingThroughput|" + workload + "|Average")
+	return r.runs.median(throughputKey(workload))
 }
 
 func (r *report) extensionPoint(workload, ep, bucket string) (float64, int) {
-	return r.perf.median("scheduler_framework_extension_point_duration_seconds:" + ep + "|" + workload + "|" + bucket)
+	return r.runs.median("scheduler_framework_extension_point_duration_seconds:" + ep + "|" + workload + "|" + bucket)
 }
 
 func cell(v float64, n int, format string) string {
@@ -124,6 +206,7 @@ func cell(v float64, n int, format string) string {
 	return fmt.Sprintf(format, v)
 }
 
+// ratio is a / b of two medians, for the comparisons without paired runs.
 func ratio(a, b float64, na, nb int) string {
 	if na == 0 || nb == 0 || b == 0 {
 		return "—"
@@ -135,13 +218,14 @@ func (r *report) markdown(machine, command string, plotted bool) string {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	p("# Performance\n\n")
-	p("Generated by `test/perf/report` from the outputs of `%s`; every number is the median of the runs\n", command)
-	p("counted beside it. Ratios compare two workloads of the same run set.\n\n")
+	p("Generated by `test/perf/report` from the outputs of `%s`. Sections 1 and 5 give geometric means over\n", command)
+	p("interleaved rounds with 95 %% intervals and judge each goal by its interval (section 1 says how); the other\n")
+	p("numbers are the median of the runs counted beside them.\n\n")
 	if machine != "" {
 		p("Machine: %s\n\n", machine)
 	}
 	if plotted {
-		p("![Throughput against node count](performance.png)\n\n")
+		p("![Throughput and CPU time per pod against node count](performance.png)\n\n")
 	}
 
 	b.WriteString(r.overheadSection())
@@ -185,7 +269,10 @@ func (r *report) markdown(machine, command string, plotted bool) string {
 	p("`links` the whole of it, with the ties worked out.\n")
 	p("`CapacityPreScore` is NetworkCapacity's PreScore over every node, 10 pods on each, on an answer already decoded:\n")
 	p("`interval=true` with bandwidths served with 95 %% intervals, as the live simulator serves them (their ties are worked\n")
-	p("out once per answer, when it is decoded), `interval=false` without, as a scenario serves them.\n")
+	p("out once per answer, when it is decoded), `interval=false` without, as a scenario serves them. `CapacityCycle` is\n")
+	p("its PreScore, Score and NormalizeScore together over 5000 nodes with no pod, ten settled ones or ten starting ones\n")
+	p("each. `PreScore` is CustomScorePlugin's PreScore alone on an unchanged answer (a 304): 500 nodes is what a cycle\n")
+	p("of a 5000-node cluster scores, the rest being left unsearched by upstream's `percentageOfNodesToScore`.\n\n")
 	p("`PeersPreScore` is NetworkPeers' PreScore at 5000 nodes, two pods on each, for a pod without peers (`peers=0`) and\n")
 	p("for one whose peers are 1, 10 or 100 pods on as many nodes, over 500 or 5000 feasible nodes, one after the other;\n")
 	p("`pairs` is reading an answer's 5000 coordinates, once per answer.\n\n")
@@ -226,6 +313,67 @@ func duration(ns float64) string {
 	return fmt.Sprintf("%.0f ns", ns)
 }
 
+// profileData is the gnuplot data of one quantity of section 1 (key of a
+// workload): a row per node count, and for each profile its geometric
+// mean and the ends of its interval (the mean itself without one); false
+// when no profile measured it.
+func (r *report) profileData(key func(string) string) (string, bool) {
+	var rows strings.Builder
+	measured := false
+	for _, n := range r.nodeCounts() {
+		fmt.Fprintf(&rows, "%d", n)
+		for _, pr := range overheadProfiles {
+			e := r.estimate(key(workload(pr.testCase, n)))
+			switch {
+			case e.N == 0:
+				rows.WriteString(" NaN NaN NaN")
+			case !e.resolved():
+				measured = true
+				fmt.Fprintf(&rows, " %g %g %g", e.Mean, e.Mean, e.Mean)
+			default:
+				measured = true
+				fmt.Fprintf(&rows, " %g %g %g", e.Mean, e.Lo, e.Hi)
+			}
+		}
+		rows.WriteString("\n")
+	}
+	return rows.String(), measured
+}
+
+// plotProfiles writes the gnuplot data of section 1's profiles and adds
+// their panels to script: throughput and CPU time per pod against node
+// count, each with its interval. It returns how many panels it added.
+func (r *report) plotProfiles(dir string, script *strings.Builder) (int, error) {
+	plots := 0
+	for _, panel := range []struct {
+		title, ylabel, file string
+		key                 func(string) string
+	}{
+		{"Profile overhead: throughput", "pods/s (geometric mean, 95 % interval)", "profiles-throughput.dat", throughputKey},
+		{"Profile overhead: CPU time per pod", "ms per pod, process (geometric mean, 95 % interval)", "profiles-cpu.dat", cpuKey},
+	} {
+		data, ok := r.profileData(panel.key)
+		if !ok {
+			continue
+		}
+		path := filepath.Join(dir, panel.file)
+		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+			return plots, err
+		}
+		var lines []string
+		for i, pr := range overheadProfiles {
+			// Each profile a little apart along x, so that the intervals
+			// at one node count do not hide each other.
+			shift := 1 + 0.04*(float64(i)-float64(len(overheadProfiles)-1)/2)
+			lines = append(lines, fmt.Sprintf("'%s' using ($1*%g):%d:%d:%d with yerrorlines title '%s'", path, shift, 3*i+2, 3*i+3, 3*i+4, pr.label))
+		}
+		fmt.Fprintf(script, "set title '%s'\nset ylabel '%s'\nset key below\nplot %s\nset key bottom left\n",
+			panel.title, panel.ylabel, strings.Join(lines, ", "))
+		plots++
+	}
+	return plots, nil
+}
+
 // plot writes gnuplot data and script and renders the PNG when gnuplot is
 // installed; it reports whether the PNG was written.
 func (r *report) plot(dir, png string) (bool, error) {
@@ -244,36 +392,14 @@ func (r *report) plot(dir, png string) (bool, error) {
 	}
 	plots := 0
 	var script strings.Builder
-	fmt.Fprintf(&script, "set terminal pngcairo size 1200,900 font ',10'\nset output '%s'\nset multiplot layout 2,2\n", png)
-	fmt.Fprintf(&script, "set logscale x\nset xlabel 'nodes'\nset ylabel 'pods/s (median)'\nset key bottom left\nset yrange [0:*]\n")
-	// The profiles, every one on the same workload.
-	var rows strings.Builder
-	measured := false
-	for _, n := range nodeCounts {
-		fmt.Fprintf(&rows, "%d", n)
-		for _, pr := range overheadProfiles {
-			v, k := r.throughput(fmt.Sprintf("%s/%dNodes", pr.testCase, n))
-			if k == 0 {
-				rows.WriteString(" NaN")
-				continue
-			}
-			measured = true
-			fmt.Fprintf(&rows, " %g", v)
-		}
-		rows.WriteString("\n")
+	fmt.Fprintf(&script, "set terminal pngcairo size 1500,900 font ',10'\nset output '%s'\nset multiplot layout 2,3\n", png)
+	fmt.Fprintf(&script, "set logscale x\nset xlabel 'nodes'\nset key bottom left\nset yrange [0:*]\nset offsets graph 0.05, graph 0.05, 0, 0\n")
+	n, err := r.plotProfiles(dir, &script)
+	if err != nil {
+		return false, err
 	}
-	if measured {
-		profilesData := filepath.Join(dir, "profiles.dat")
-		if err := os.WriteFile(profilesData, []byte(rows.String()), 0o644); err != nil {
-			return false, err
-		}
-		var lines []string
-		for i, pr := range overheadProfiles {
-			lines = append(lines, fmt.Sprintf("'%s' using 1:%d with linespoints title '%s'", profilesData, i+2, pr.label))
-		}
-		fmt.Fprintf(&script, "set title 'Profile overhead (SchedulingBasic)'\nplot %s\n", strings.Join(lines, ", "))
-		plots++
-	}
+	plots += n
+	fmt.Fprintf(&script, "set ylabel 'pods/s (median)'\n")
 	for i, pr := range pairs {
 		data := filepath.Join(dir, fmt.Sprintf("pair%d.dat", i))
 		var rows strings.Builder

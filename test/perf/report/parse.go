@@ -71,16 +71,78 @@ type dataItems struct {
 	} `json:"dataItems"`
 }
 
-// parsePerf reads every scheduler_perf DataItems file under dir (one run
-// per subdirectory) into samples keyed "<metric>|<case>/<workload>|<bucket>",
-// the extension point's name appended to the metric.
-func parsePerf(dir string) (samples, error) {
-	files, err := filepath.Glob(filepath.Join(dir, "*", "*.json"))
-	if err != nil {
-		return nil, err
+// perfData is scheduler_perf's measurements by quantity, each by run:
+// key "<metric>|<case>/<workload>|<bucket>" → run → value. A run is a
+// directory under make bench's perf directory ("run-3"), in which every
+// workload ran once, back to back; two workloads' values of one run are
+// a pair.
+type perfData map[string]map[string]float64
+
+func (p perfData) add(key, run string, v float64) {
+	if p[key] == nil {
+		p[key] = map[string]float64{}
 	}
-	out := samples{}
+	p[key][run] = v
+}
+
+// values are key's values, in the order of their runs' names.
+func (p perfData) values(key string) []float64 {
+	runs := make([]string, 0, len(p[key]))
+	for run := range p[key] {
+		runs = append(runs, run)
+	}
+	sort.Slice(runs, func(i, j int) bool { return naturalLess(runs[i], runs[j]) })
+	out := make([]float64, len(runs))
+	for i, run := range runs {
+		out[i] = p[key][run]
+	}
+	return out
+}
+
+// median of key's values, and how many there are.
+func (p perfData) median(key string) (float64, int) {
+	return samples{"": p.values(key)}.median("")
+}
+
+// pairs are a's and b's values of the runs that measured both, a first,
+// in the order of the runs' names.
+func (p perfData) pairs(a, b string) [][2]float64 {
+	var runs []string
+	for run := range p[a] {
+		if _, ok := p[b][run]; ok {
+			runs = append(runs, run)
+		}
+	}
+	sort.Slice(runs, func(i, j int) bool { return naturalLess(runs[i], runs[j]) })
+	out := make([][2]float64, len(runs))
+	for i, run := range runs {
+		out[i] = [2]float64{p[a][run], p[b][run]}
+	}
+	return out
+}
+
+// parsePerf reads every scheduler_perf DataItems file of each run under
+// dir: <dir>/<run>/*.json, and <dir>/<run>/<workload>/*.json where each
+// workload of a run wrote its own directory. A metric's key holds its
+// extension point and plugin, when it has them
+// ("scheduler_framework_extension_point_duration_seconds:PreScore",
+// "PreScore:CustomScorePlugin").
+func parsePerf(dir string) (perfData, error) {
+	var files []string
+	for _, pattern := range []string{"*/*.json", "*/*/*.json"} {
+		found, err := filepath.Glob(filepath.Join(dir, pattern))
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, found...)
+	}
+	out := perfData{}
 	for _, file := range files {
+		rel, err := filepath.Rel(dir, file)
+		if err != nil {
+			return nil, err
+		}
+		run := strings.Split(filepath.ToSlash(rel), "/")[0]
 		raw, err := os.ReadFile(file)
 		if err != nil {
 			return nil, err
@@ -91,12 +153,14 @@ func parsePerf(dir string) (samples, error) {
 		}
 		for _, it := range items.DataItems {
 			metric := it.Labels["Metric"]
-			if ep := it.Labels["extension_point"]; ep != "" && ep != "not applicable" {
-				metric += ":" + ep
+			for _, label := range []string{"extension_point", "plugin"} {
+				if v := it.Labels[label]; v != "" && v != "not applicable" {
+					metric += ":" + v
+				}
 			}
 			workload := workloadName(it.Labels["Name"])
 			for bucket, v := range it.Data {
-				out.add(metric+"|"+workload+"|"+bucket, v)
+				out.add(metric+"|"+workload+"|"+bucket, run, v)
 			}
 		}
 	}

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -61,8 +63,10 @@ func TestSpliceSection(t *testing.T) {
 		{"replaces the last section", "# P\n\n" + eventHeading + "\n\nold\n", "# P\n\n" + eventHeading + "\n\nnew\n"},
 		{"inserts before the findings", "# P\n\n## 4. x\n\n## Findings\n\nf\n", "# P\n\n## 4. x\n\n" + sec + "\n## Findings\n\nf\n"},
 		{"appends", "# P\n", "# P\n\n" + sec},
+		{"replaces the section under its former heading", "# P\n\n## 5. The placement event (scheduler_perf, 5000 nodes)\n\nold\n\n## Findings\n",
+			"# P\n\n" + eventHeading + "\n\nnew\n\n## Findings\n"},
 	} {
-		if got := spliceSection(tc.doc, eventHeading, sec, "\n## Findings"); got != tc.want {
+		if got := spliceSection(tc.doc, eventHeadingPrefix, sec, "\n## Findings"); got != tc.want {
 			t.Errorf("%s:\ngot  %q\nwant %q", tc.name, got, tc.want)
 		}
 	}
@@ -84,24 +88,69 @@ func TestFindingsSection(t *testing.T) {
 	}
 }
 
-// TestEventSectionJudgesPairedRatios: the verdict follows the median of
-// the runs' own ratios, not the ratio of the medians.
+// fixture puts values into p under key, one per round: run-1, run-2, ...
+func fixture(p perfData, key string, values ...float64) {
+	for i, v := range values {
+		p.add(key, fmt.Sprintf("run-%d", i+1), v)
+	}
+}
+
+// TestEventSectionJudgesPairedRatios: the verdicts follow the rounds' own
+// ratios and their interval, not the ratio of the means.
 func TestEventSectionJudgesPairedRatios(t *testing.T) {
-	const on, off = "SchedulingThroughput|ProfileOverhead_KNS3/5000Nodes|Average", "SchedulingThroughput|ProfileOverhead_KNS3NoEvent/5000Nodes|Average"
+	const on, off = "ProfileOverhead_KNS3/5000Nodes", "ProfileOverhead_KNS3NoEvent/5000Nodes"
 	for _, tc := range []struct {
-		name    string
-		on, off []float64
-		want    string
+		name             string
+		on, off          []float64
+		cpuOn, cpuOff    []float64
+		want, wantCPU    string
+		wantNoInterval   bool
+		wantNotPairedMsg bool
 	}{
-		// The medians, 150 and 140, give 1.07; the runs' own ratios are
-		// 0.90, 0.94 and 1.29: not met.
-		{"runs disagree with the medians", []float64{90, 150, 180}, []float64{100, 160, 140}, "Median on / off: **0.94**. Goal (at most 3% fewer pods/s, on / off ≥ 0.97): **not met**."},
-		{"within 3%", []float64{98, 150, 200}, []float64{100, 152, 200}, "Median on / off: **0.99**. Goal (at most 3% fewer pods/s, on / off ≥ 0.97): met."},
-		{"unpaired", []float64{98, 150}, []float64{100}, "No paired measurement."},
+		// The means, about 134 and 131, give 1.03 as do the rounds' own
+		// ratios, 0.90, 0.94 and 1.29, whose interval straddles 0.97.
+		// (Intervals here are computed apart: t(2) = 4.303 on the logs.)
+		{name: "rounds spread too widely to tell", on: []float64{90, 150, 180}, off: []float64{100, 160, 140},
+			cpuOn: []float64{10, 10, 10}, cpuOff: []float64{10, 10, 10},
+			want: "| on / off | 1.028 [0.633, 1.669] | ≥ 0.97 | not resolved |", wantCPU: "| 1.000 [1.000, 1.000] | ≤ 1.03 | met |"},
+		{name: "within 3% on both", on: []float64{99, 150, 200, 120}, off: []float64{100, 151, 201, 121},
+			cpuOn: []float64{10.1, 10.2, 10.1, 10.1}, cpuOff: []float64{10, 10, 10, 10},
+			want: "| ≥ 0.97 | met |", wantCPU: "| ≤ 1.03 | met |"},
+		{name: "the event costs a fifth", on: []float64{80, 120, 160}, off: []float64{100, 150, 200},
+			cpuOn: []float64{12, 12.1, 12.2}, cpuOff: []float64{10, 10, 10},
+			want: "| 0.800 [0.800, 0.800] | ≥ 0.97 | **not met** |", wantCPU: "| ≤ 1.03 | **not met** |"},
+		{name: "one round has no interval", on: []float64{98}, off: []float64{100}, cpuOn: []float64{10}, cpuOff: []float64{10},
+			want: "| on / off | 0.980 | ≥ 0.97 | not resolved |"},
+		{name: "unpaired", on: []float64{98, 150}, wantNotPairedMsg: true},
+		// A smoke run's workloads are too short for a throughput.
+		{name: "CPU time alone", cpuOn: []float64{11, 22}, cpuOff: []float64{10, 20},
+			want: "| on / off | — | ≥ 0.97 | not resolved | 1.100 [1.100, 1.100] | ≤ 1.03 | **not met** |"},
 	} {
-		r := &report{perf: samples{on: tc.on, off: tc.off}}
-		if got := r.eventSection(); !strings.Contains(got, tc.want) {
-			t.Errorf("%s: section\n%s\nlacks %q", tc.name, got, tc.want)
+		p := perfData{}
+		fixture(p, throughputKey(on), tc.on...)
+		fixture(p, throughputKey(off), tc.off...)
+		fixture(p, cpuKey(on), tc.cpuOn...)
+		fixture(p, cpuKey(off), tc.cpuOff...)
+		fixture(p, etcdKey(on), make([]float64, len(tc.cpuOn))...)
+		fixture(p, etcdKey(off), make([]float64, len(tc.cpuOff))...)
+		addTotals(p)
+		r := &report{eventRuns: p}
+		got := r.eventSection()
+		if tc.name == "the event costs a fifth" {
+			if widest, which := r.widestEventRatio(); widest > 0.05 || which != "on / off CPU per pod" {
+				t.Errorf("widestEventRatio = %.3f (%s), want the CPU ratio's, within 5 %%", widest, which)
+			}
+		}
+		if tc.wantNotPairedMsg {
+			if !strings.Contains(got, "No paired measurement.") {
+				t.Errorf("%s: section\n%s\nclaims a paired measurement", tc.name, got)
+			}
+			continue
+		}
+		for _, want := range []string{tc.want, tc.wantCPU} {
+			if !strings.Contains(got, want) {
+				t.Errorf("%s: section\n%s\nlacks %q", tc.name, got, want)
+			}
 		}
 	}
 }
@@ -131,29 +180,64 @@ func TestParseLoadNames(t *testing.T) {
 	}
 }
 
-// TestOverheadSection: each KNS-3 profile's ratio is the median of the
-// runs' own ratios to the default profile, judged against its goal.
+// TestOverheadSection: each KNS-3 profile's ratios are the rounds' own
+// ratios to the default profile, with their interval, each judged against
+// its goal; PreScore is judged at 5000 nodes.
 func TestOverheadSection(t *testing.T) {
-	key := func(c string) string { return "SchedulingThroughput|" + c + "/500Nodes|Average" }
-	r := &report{perf: samples{
-		key("ProfileOverhead_Default"):        {100, 200, 150},
-		key("ProfileOverhead_KNS3"):           {90, 196, 150},  // 0.90, 0.98, 1.00
-		key("ProfileOverhead_KNS3Background"): {110, 190, 160}, // 1.10, 0.95, 1.07
-		key("ProfileOverhead_KNS3Live"):       {80, 190, 135},  // 0.80, 0.95, 0.90
-	}}
+	p := perfData{}
+	w := func(c string) string { return c + "/500Nodes" }
+	fixture(p, throughputKey(w("ProfileOverhead_Default")), 100, 200, 150)
+	fixture(p, throughputKey(w("ProfileOverhead_KNS3")), 90, 196, 150)            // 0.90, 0.98, 1.00
+	fixture(p, throughputKey(w("ProfileOverhead_KNS3Background")), 110, 240, 180) // 1.10, 1.20, 1.20
+	fixture(p, throughputKey(w("ProfileOverhead_KNS3Live")), 80, 160, 120)        // 0.80 each
+	fixture(p, cpuKey(w("ProfileOverhead_Default")), 10, 10, 10)
+	fixture(p, cpuKey(w("ProfileOverhead_KNS3Background")), 11, 11, 11)
+	fixture(p, "CPUPerPod|"+w("ProfileOverhead_KNS3")+"|Pods", 1000, 1000, 1000)
+	fixture(p, "StubAnswers|"+w("ProfileOverhead_KNS3")+"|Full", 2, 2, 2)
+	fixture(p, "StubAnswers|"+w("ProfileOverhead_KNS3")+"|NotModified", 998, 998, 998)
+	fixture(p, throughputKey("ProfileOverhead_Default/5000Nodes"), 100, 100, 100)
+	fixture(p, preScoreKey("ProfileOverhead_KNS3/5000Nodes", customScorePlugin), 0.2, 0.25, 0.22)
+	fixture(p, preScoreKey("ProfileOverhead_KNS3Live/5000Nodes", networkCapacity), 0.5, 0.6, 0.55)
+	r := &report{runs: p}
 	got := r.overheadSection()
 	for _, want := range []string{
-		"| 500 | 150.0 | 150.0 | 160.0 | 135.0 | 0.98 (met) | 1.07 (met) | 0.90 (**not met**) | 3 / 3 / 3 / 3 |",
-		"| 1000 | — | — | — | — | — | — | — | 0 / 0 / 0 / 0 |",
-		"500 nodes, per run: PerCycle 0.90 (90.0 / 100.0), 0.98 (196.0 / 200.0), 1.00 (150.0 / 150.0)",
+		"| 500 | default | 144.2 [60.7, 342.6] | 10.00 [10.00, 10.00] | — | — | 3 |",
+		"| 500 | kns-3-scheduler, PerCycle | 138.3 [51.8, 369.4] | — | — | 0.00 / 1.00 | 3 |",
+		"| 500 | PerCycle | 0.96 [0.83, 1.10] | ≥ 0.95 | not resolved | — | — | — |",
+		"| 500 | Background | 1.17 [1.03, 1.32] | ≥ 1.00 | met | 1.10 [1.10, 1.10] | ≤ 1.05 | **not met** |",
+		"| 500 | live | 0.80 [0.80, 0.80] | ≥ 0.95 | **not met** |",
+		"500 nodes, pods/s per round: PerCycle 0.90 (90.0 / 100.0), 0.98 (196.0 / 200.0), 1.00 (150.0 / 150.0)",
+		"| 5000 | PerCycle | CustomScorePlugin | 0.222 [0.168, 0.294] | met |",
+		"| 5000 | live | NetworkCapacity | 0.548 [0.437, 0.688] | **not met** |",
+		"| 500 | PerCycle | CustomScorePlugin | — | — |",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("section\n%s\nlacks %q", got, want)
 		}
 	}
-	r.perf[key("ProfileOverhead_KNS3Background")] = []float64{95, 190, 150}
-	if got := r.overheadSection(); !strings.Contains(got, "| 0.95 (**not met**) |") {
-		t.Errorf("Background at 0.95 of the default profile, goal 1.0:\n%s", got)
+	if widest, which := r.widestRatio(500); widest < 0.5 || which != "PerCycle CPU per pod" {
+		t.Errorf("widestRatio(500) = %.3f (%s), want PerCycle's CPU ratio, unmeasured, as the widest", widest, which)
+	}
+}
+
+// TestNodeCounts: the report's node counts are those measured, or the
+// full run's when none was.
+func TestNodeCounts(t *testing.T) {
+	if got := (&report{runs: perfData{}}).nodeCounts(); !slices.Equal(got, []int{500, 1000, 5000}) {
+		t.Errorf("nodeCounts of nothing = %v, want the full run's", got)
+	}
+	p := perfData{}
+	fixture(p, throughputKey("ProfileOverhead_Default/10Nodes"), 100)
+	fixture(p, throughputKey("ProfileOverhead_Default/5000Nodes"), 100)
+	fixture(p, throughputKey("ProfileOverhead_KNS3/700Nodes"), 100)
+	fixture(p, cpuKey("ProfileOverhead_Default/20Nodes"), 5)
+	if got := (&report{runs: p}).nodeCounts(); !slices.Equal(got, []int{10, 20, 5000}) {
+		t.Errorf("nodeCounts = %v, want the default profile's, 10, 20 (a CPU time without a throughput) and 5000", got)
+	}
+	e := perfData{}
+	fixture(e, cpuKey("ProfileOverhead_KNS3NoEvent/10Nodes"), 5)
+	if got := (&report{eventRuns: e}).eventNodes(); got != 10 {
+		t.Errorf("eventNodes = %d, want 10, where the off case measured a CPU time", got)
 	}
 }
 
