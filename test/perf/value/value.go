@@ -132,8 +132,8 @@ type Trial struct {
 
 // Summary is one placement over a level's trials: medians of its own
 // figures, and of its ratios to the default scheduler's placement of the
-// same trial, with the worst trial's ratios (the highest p99, the lowest
-// throughput).
+// same trial (or another's, Against), with the worst trial's ratios (the
+// highest p99, the lowest throughput).
 type Summary struct {
 	Name            string  `json:"name"`
 	MedianP99Ms     float64 `json:"median_p99_ms"`
@@ -144,10 +144,17 @@ type Summary struct {
 	WorstMbpsRatio  float64 `json:"worst_mbps_ratio"`
 }
 
-// Summarise fills l.Summary from its trials. A trial without a default
-// placement, or whose default measured nothing, adds no ratio.
+// Summarise fills l.Summary from its trials, with ratios to the default
+// placement (Against(0)).
 func (l *Level) Summarise() {
-	l.Summary = nil
+	l.Summary = l.Against(0)
+}
+
+// Against summarises each placement over l's trials, its ratios to the
+// placement at index base of the same trial. A trial without that
+// placement, or whose run of it measured nothing, adds no ratio.
+func (l *Level) Against(base int) []Summary {
+	var out []Summary
 	for i, name := range l.PlacementNames() {
 		s := Summary{Name: name}
 		var p99s, mbps, p99Ratios, mbpsRatios []float64
@@ -157,9 +164,11 @@ func (l *Level) Summarise() {
 			}
 			p := tr.Placements[i]
 			p99s, mbps = append(p99s, p.P99Ms), append(mbps, p.Mbps)
-			def := tr.Placements[0]
-			if def.P99Ms > 0 && def.Mbps > 0 {
-				p99Ratios, mbpsRatios = append(p99Ratios, p.P99Ms/def.P99Ms), append(mbpsRatios, p.Mbps/def.Mbps)
+			if base >= len(tr.Placements) {
+				continue
+			}
+			if b := tr.Placements[base]; b.P99Ms > 0 && b.Mbps > 0 {
+				p99Ratios, mbpsRatios = append(p99Ratios, p.P99Ms/b.P99Ms), append(mbpsRatios, p.Mbps/b.Mbps)
 			}
 		}
 		s.MedianP99Ms, s.MedianMbps = median(p99s), median(mbps)
@@ -167,8 +176,9 @@ func (l *Level) Summarise() {
 			s.MedianP99Ratio, s.MedianMbpsRatio = median(p99Ratios), median(mbpsRatios)
 			s.WorstP99Ratio, s.WorstMbpsRatio = slices.Max(p99Ratios), slices.Min(mbpsRatios)
 		}
-		l.Summary = append(l.Summary, s)
+		out = append(out, s)
 	}
+	return out
 }
 
 // median is the middle value, or the mean of the two middle ones.
@@ -196,6 +206,19 @@ type Placement struct {
 	P99Ms   float64           `json:"p99_ms"`
 	Mbps    float64           `json:"mbps"`
 	Results []netbench.Result `json:"results"`
+	// Server is where the clients' server ran, when the placement placed
+	// it too (the peers benchmark); nil when it was held to a node.
+	Server *Server `json:"server,omitempty"`
+}
+
+// Server is a server the placement under test placed with its clients.
+type Server struct {
+	Node string `json:"node"`
+	// CPUMillis is the server's CPU request.
+	CPUMillis int64 `json:"cpu_millis"`
+	// Room is how many of the clients its node could still take, by CPU
+	// requests, once the server ran there.
+	Room int `json:"room"`
 }
 
 // Summarise fills the percentiles and throughput from the results.
