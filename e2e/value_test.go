@@ -16,11 +16,7 @@ import (
 	"strings"
 	"time"
 
-	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	kns3 "kns3.dev/kns3"
-	"kns3.dev/kns3/internal/kindenv"
 	"kns3.dev/kns3/internal/netshape"
 	"kns3.dev/kns3/scheduler/apis/config"
 	"kns3.dev/kns3/simulator/api"
@@ -404,29 +400,5 @@ func (v *valueRun) runUncountedProfile(ctx context.Context) {
 		v.t.Fatal("deploy/scheduler-config.yaml has no profiles")
 	}
 	both := string(live) + strings.Replace(specProfiles, "schedulerName: "+config.ProfileName, "schedulerName: "+uncountedProfile, 1)
-	const name = "kns-3-scheduler-config-value"
-	cm := &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: kindenv.Namespace},
-		Data: map[string]string{"scheduler-config.yaml": both}}
-	cms := v.client.CoreV1().ConfigMaps(kindenv.Namespace)
-	_ = cms.Delete(ctx, name, metav1.DeleteOptions{})
-	if _, err := cms.Create(ctx, cm, metav1.CreateOptions{}); err != nil {
-		v.t.Fatal(err)
-	}
-	v.t.Cleanup(func() { _ = cms.Delete(context.Background(), name, metav1.DeleteOptions{}) })
-	deployments := v.client.AppsV1().Deployments(kindenv.Namespace)
-	d, err := deployments.Get(ctx, kindenv.Deployment, metav1.GetOptions{})
-	if err != nil {
-		v.t.Fatal(err)
-	}
-	for i, vol := range d.Spec.Template.Spec.Volumes {
-		if vol.Name == "config" && vol.ConfigMap != nil {
-			d.Spec.Template.Spec.Volumes[i].ConfigMap.Name = name
-		}
-	}
-	if _, err := deployments.Update(ctx, d, metav1.UpdateOptions{}); err != nil {
-		v.t.Fatal(err)
-	}
-	if _, err := kindenv.WaitForScheduler(ctx, v.client, 3*time.Minute); err != nil {
-		v.t.Fatal(err)
-	}
+	v.runSchedulerConfig(ctx, "kns-3-scheduler-config-value", both)
 }

@@ -27,28 +27,13 @@ import (
 // they measured.
 func (v *valueRun) runClients(ctx context.Context, name, scheduler, server string, clients int, pin []string) (value.Placement, []clientPod) {
 	v.t.Helper()
-	// The burst is created without client-side throttling: a client
-	// created seconds after the first would be placed on a link the
-	// others' traffic already changed.
-	cfg := rest.CopyConfig(v.cfg)
-	cfg.QPS, cfg.Burst = 100, 100
-	burst, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		v.t.Fatal(err)
-	}
-	label := strings.NewReplacer(" ", "-", ",", "").Replace(strings.ToLower(name))
-	// The clients wait for each other at the server, so that the load
-	// level is the one they put on the links together: pods of one burst
-	// start seconds apart on a small host.
-	barrier := fmt.Sprintf("%s-%d", label, time.Now().UnixNano())
+	burst := v.burstClient()
+	label := placementLabel(name)
+	barrier := clientBarrier(label)
 	var names []string
 	for i := range clients {
-		pod := netbenchPod(fmt.Sprintf("client-%s-%d", label, i), scheduler, []string{"client", server,
-			"--duration=" + valueDuration.String(), fmt.Sprintf("--object-bytes=%d", clientObjectBytes),
-			fmt.Sprintf("--objects-per-second=%d", clientObjectsPerSecond), "--ping-interval=" + clientPingInterval.String(),
-			"--barrier=" + barrier, fmt.Sprintf("--barrier-size=%d", clients)})
+		pod := netbenchClient(fmt.Sprintf("client-%s-%d", label, i), scheduler, server, barrier, clients)
 		pod.Labels["placement"] = label
-		pod.Annotations = map[string]string{"kubernetes.io/ingress-bandwidth": fmt.Sprintf("%gM", clientMbps)}
 		pod.Spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{
 			NodeSelectorTerms: []v1.NodeSelectorTerm{{MatchExpressions: []v1.NodeSelectorRequirement{{
 				Key: v1.LabelHostname, Operator: v1.NodeSelectorOpIn, Values: []string{v.rigorous, v.plain}}}}}}}}
@@ -60,23 +45,73 @@ func (v *valueRun) runClients(ctx context.Context, name, scheduler, server strin
 		}
 		names = append(names, pod.Name)
 	}
+	p, pods := v.awaitClients(ctx, name, names)
+	v.deleteAll(ctx, "placement="+label)
+	p.Summarise()
+	return p, pods
+}
+
+// burstClient is a client of the cluster without client-side throttling,
+// for a burst of clients: a client created seconds after the first would
+// be placed on a link the others' traffic already changed.
+func (c *cluster) burstClient() kubernetes.Interface {
+	c.t.Helper()
+	cfg := rest.CopyConfig(c.cfg)
+	cfg.QPS, cfg.Burst = 100, 100
+	burst, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return burst
+}
+
+// placementLabel is a placement's name as a label value.
+func placementLabel(name string) string {
+	return strings.NewReplacer(" ", "-", ",", "").Replace(strings.ToLower(name))
+}
+
+// clientBarrier names the barrier a placement's clients wait for each
+// other at, at the server, so that the load level is the one they put on
+// the links together: pods of one burst start seconds apart on a small
+// host.
+func clientBarrier(label string) string {
+	return fmt.Sprintf("%s-%d", label, time.Now().UnixNano())
+}
+
+// netbenchClient is a netbench client of server (its flag naming it) for
+// scheduler, one of clients waiting at barrier, declaring what it asks
+// for in kubernetes.io/ingress-bandwidth.
+func netbenchClient(name, scheduler, server, barrier string, clients int) *v1.Pod {
+	pod := netbenchPod(name, scheduler, []string{"client", server,
+		"--duration=" + valueDuration.String(), fmt.Sprintf("--object-bytes=%d", clientObjectBytes),
+		fmt.Sprintf("--objects-per-second=%d", clientObjectsPerSecond), "--ping-interval=" + clientPingInterval.String(),
+		"--barrier=" + barrier, fmt.Sprintf("--barrier-size=%d", clients)})
+	pod.Annotations = map[string]string{"kubernetes.io/ingress-bandwidth": fmt.Sprintf("%gM", clientMbps)}
+	return pod
+}
+
+// awaitClients waits until the clients named have finished, each
+// successfully, and gathers what they measured as placement name, not yet
+// summarised.
+func (c *cluster) awaitClients(ctx context.Context, name string, names []string) (value.Placement, []clientPod) {
+	c.t.Helper()
 	p := value.Placement{Name: name, Nodes: map[string]int{}}
 	var pods []clientPod
 	for _, n := range names {
 		var pod *v1.Pod
 		if err := wait.PollUntilContextTimeout(ctx, time.Second, *valueDuration+2*waitTimeout, true, func(ctx context.Context) (bool, error) {
-			got, err := v.client.CoreV1().Pods(v.ns).Get(ctx, n, metav1.GetOptions{})
+			got, err := c.client.CoreV1().Pods(c.ns).Get(ctx, n, metav1.GetOptions{})
 			if err != nil {
 				return false, nil
 			}
 			pod = got
 			return got.Status.Phase == v1.PodSucceeded || got.Status.Phase == v1.PodFailed, nil
 		}); err != nil || pod.Status.Phase != v1.PodSucceeded {
-			v.t.Fatalf("client %s did not succeed (%v): %v", n, pod.Status.Phase, err)
+			c.t.Fatalf("client %s did not succeed (%v): %v", n, pod.Status.Phase, err)
 		}
-		raw, err := v.client.CoreV1().Pods(v.ns).GetLogs(n, &v1.PodLogOptions{}).DoRaw(ctx)
+		raw, err := c.client.CoreV1().Pods(c.ns).GetLogs(n, &v1.PodLogOptions{}).DoRaw(ctx)
 		if err != nil {
-			v.t.Fatal(err)
+			c.t.Fatal(err)
 		}
 		var r netbench.Result
 		sc := bufio.NewScanner(strings.NewReader(string(raw)))
@@ -85,14 +120,12 @@ func (v *valueRun) runClients(ctx context.Context, name, scheduler, server strin
 			_ = json.Unmarshal(sc.Bytes(), &r)
 		}
 		if r.Node == "" {
-			v.t.Fatalf("client %s printed no result: %.200s", n, raw)
+			c.t.Fatalf("client %s printed no result: %.200s", n, raw)
 		}
 		p.Nodes[pod.Spec.NodeName]++
 		p.Results = append(p.Results, r)
-		pods = append(pods, v.placedClient(pod))
+		pods = append(pods, c.placedClient(pod))
 	}
-	v.deleteAll(ctx, "placement="+label)
-	p.Summarise()
 	return p, pods
 }
 
@@ -130,8 +163,8 @@ func (v *valueRun) clientPlacement(pod clientPod) string {
 
 // placedClient reads a succeeded client's node and placement time (to the
 // second) from its status.
-func (v *valueRun) placedClient(pod *v1.Pod) clientPod {
-	v.t.Helper()
+func (c *cluster) placedClient(pod *v1.Pod) clientPod {
+	c.t.Helper()
 	cp := clientPod{name: pod.Name, node: pod.Spec.NodeName, uid: pod.UID}
 	for _, cond := range pod.Status.Conditions {
 		if cond.Type == v1.PodScheduled && cond.Status == v1.ConditionTrue {
@@ -139,7 +172,7 @@ func (v *valueRun) placedClient(pod *v1.Pod) clientPod {
 		}
 	}
 	if cp.scheduled.IsZero() {
-		v.t.Fatalf("client %s: no placement time in its status", pod.Name)
+		c.t.Fatalf("client %s: no placement time in its status", pod.Name)
 	}
 	return cp
 }

@@ -11,6 +11,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"kns3.dev/kns3/internal/kindenv"
 )
 
 // clearShapedWorkers moves kube-system's Deployments (CoreDNS) off the
@@ -100,4 +102,35 @@ func rolledOut(d *appsv1.Deployment) bool {
 	}
 	s := d.Status
 	return s.ObservedGeneration >= d.Generation && s.UpdatedReplicas == want && s.Replicas == want && s.AvailableReplicas == want
+}
+
+// runSchedulerConfig has the scheduler run configuration, from a ConfigMap
+// of name, and waits for it to. Going back to deploy/ (removeLive)
+// restores the install's own.
+func (c *cluster) runSchedulerConfig(ctx context.Context, name, configuration string) {
+	c.t.Helper()
+	cm := &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: kindenv.Namespace},
+		Data: map[string]string{"scheduler-config.yaml": configuration}}
+	cms := c.client.CoreV1().ConfigMaps(kindenv.Namespace)
+	_ = cms.Delete(ctx, name, metav1.DeleteOptions{})
+	if _, err := cms.Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+		c.t.Fatal(err)
+	}
+	c.t.Cleanup(func() { _ = cms.Delete(context.Background(), name, metav1.DeleteOptions{}) })
+	deployments := c.client.AppsV1().Deployments(kindenv.Namespace)
+	d, err := deployments.Get(ctx, kindenv.Deployment, metav1.GetOptions{})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	for i, vol := range d.Spec.Template.Spec.Volumes {
+		if vol.Name == "config" && vol.ConfigMap != nil {
+			d.Spec.Template.Spec.Volumes[i].ConfigMap.Name = name
+		}
+	}
+	if _, err := deployments.Update(ctx, d, metav1.UpdateOptions{}); err != nil {
+		c.t.Fatal(err)
+	}
+	if _, err := kindenv.WaitForScheduler(ctx, c.client, 3*time.Minute); err != nil {
+		c.t.Fatal(err)
+	}
 }

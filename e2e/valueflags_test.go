@@ -30,17 +30,24 @@ func (v *valueRun) parseValueFlags() (levels, splits []valueLevel, workloads []s
 	if len(levels)+len(splits) == 0 {
 		v.t.Fatal("-kns3.value-levels and -kns3.value-splits are both empty: nothing to run")
 	}
+	return levels, splits, v.parseWorkloads()
+}
+
+// parseWorkloads reads -kns3.value-workloads, and checks -kns3.value-trials.
+func (c *cluster) parseWorkloads() []string {
+	c.t.Helper()
+	var workloads []string
 	for _, w := range strings.Split(*valueWorkloads, ",") {
 		w = strings.TrimSpace(w)
 		if !slices.Contains(value.Workloads, w) {
-			v.t.Fatalf("-kns3.value-workloads: unknown workload %q, want %s", w, strings.Join(value.Workloads, " or "))
+			c.t.Fatalf("-kns3.value-workloads: unknown workload %q, want %s", w, strings.Join(value.Workloads, " or "))
 		}
 		workloads = append(workloads, w)
 	}
 	if *valueTrials < 1 {
-		v.t.Fatalf("-kns3.value-trials=%d, want at least 1", *valueTrials)
+		c.t.Fatalf("-kns3.value-trials=%d, want at least 1", *valueTrials)
 	}
-	return levels, splits, workloads
+	return workloads
 }
 
 // parseLevels reads a comma-separated list of load levels from flag; an

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	kns3 "kns3.dev/kns3"
+	"kns3.dev/kns3/internal/conditions"
 	"kns3.dev/kns3/internal/kindnode/nodeimage"
 	"kns3.dev/kns3/test/perf/value"
 )
@@ -50,23 +51,33 @@ func (c *cluster) runServer(ctx context.Context, pod *v1.Pod) string {
 		c.t.Fatalf("no control-plane node: %v", err)
 	}
 	pod.Spec.NodeName = nodes.Items[0].Name
-	pod.Spec.Tolerations = []v1.Toleration{{Key: "node-role.kubernetes.io/control-plane", Operator: v1.TolerationOpExists, Effect: v1.TaintEffectNoSchedule}}
+	pod.Spec.Tolerations = []v1.Toleration{controlPlaneToleration}
+	return c.startServer(ctx, pod).Status.PodIP
+}
+
+// controlPlaneToleration tolerates the control-plane node's taint.
+var controlPlaneToleration = v1.Toleration{Key: "node-role.kubernetes.io/control-plane", Operator: v1.TolerationOpExists, Effect: v1.TaintEffectNoSchedule}
+
+// startServer creates a workload's server pod, restarted if it stops,
+// and returns it once it runs, with its node and IP.
+func (c *cluster) startServer(ctx context.Context, pod *v1.Pod) *v1.Pod {
+	c.t.Helper()
 	pod.Spec.RestartPolicy = v1.RestartPolicyAlways
 	if _, err := c.client.CoreV1().Pods(c.ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 		c.t.Fatal(err)
 	}
-	var ip string
+	var running *v1.Pod
 	if err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, waitTimeout, true, func(ctx context.Context) (bool, error) {
 		p, err := c.client.CoreV1().Pods(c.ns).Get(ctx, pod.Name, metav1.GetOptions{})
 		if err != nil || p.Status.Phase != v1.PodRunning || p.Status.PodIP == "" {
 			return false, nil
 		}
-		ip = p.Status.PodIP
+		running = p
 		return true, nil
 	}); err != nil {
-		c.t.Fatalf("the workload's server %s did not run: %v", pod.Name, err)
+		c.t.Fatalf("the workload's server %s did not run: %v (%s)", pod.Name, err, conditions.SchedulingMessage(ctx, c.client, c.ns, pod.Name))
 	}
-	return ip
+	return running
 }
 
 // redisPod is Debian's Redis server, as a cache is run: in memory only,
