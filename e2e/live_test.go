@@ -144,7 +144,7 @@ func TestValue(t *testing.T) {
 
 // liveTests run on the suite's deploy/live install (useLive); every other
 // test runs on deploy/.
-var liveTests = map[string]bool{"TestLiveNetwork": true, "TestValue": true}
+var liveTests = map[string]bool{"TestLiveNetwork": true, "TestValue": true, "TestValuePeers": true}
 
 // liveInstalled says the cluster runs the suite's deploy/live install
 // (e2e/testdata/live): applied by the first of liveTests that runs, kept

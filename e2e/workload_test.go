@@ -28,10 +28,18 @@ const (
 func (v *valueRun) workloadServer(ctx context.Context, workload string) string {
 	v.t.Helper()
 	if workload == value.WorkloadRedis {
-		ip := v.runServer(ctx, redisPod())
-		return fmt.Sprintf("--redis=%s:%d", ip, redisPort)
+		return serverFlag(workload, v.runServer(ctx, redisPod()))
 	}
 	return v.netbenchServer(ctx)
+}
+
+// serverFlag is the netbench client's flag that names workload's server
+// at ip.
+func serverFlag(workload, ip string) string {
+	if workload == value.WorkloadRedis {
+		return fmt.Sprintf("--redis=%s:%d", ip, redisPort)
+	}
+	return fmt.Sprintf("--server=http://%s:%d", ip, netbenchPort)
 }
 
 // netbenchServer runs netbench's own server and returns the client's flag
@@ -39,7 +47,7 @@ func (v *valueRun) workloadServer(ctx context.Context, workload string) string {
 func (c *cluster) netbenchServer(ctx context.Context) string {
 	c.t.Helper()
 	ip := c.runServer(ctx, netbenchPod("netbench-server", "", []string{"server", fmt.Sprintf("--listen=:%d", netbenchPort)}))
-	return fmt.Sprintf("--server=http://%s:%d", ip, netbenchPort)
+	return serverFlag(value.WorkloadNetbench, ip)
 }
 
 // runServer runs a workload's server pod on the control-plane node, whose
