@@ -21,7 +21,7 @@ func main() {
 	machine := flag.String("machine", "", "one line describing the machine")
 	command := flag.String("command", "make bench", "the command that reproduces the numbers")
 	findings := flag.String("findings", "docs/performance-findings.md", "hand-written analysis appended to the report, if the file exists")
-	reports := flag.String("report", "all", "which reports to write: all (performance, and reliability, value and probe accuracy when <in>/reliability.jsonl, <in>/value*.json and <in>/accuracy.json exist), performance, reliability, value, accuracy, splits (the splits' section of existing value reports) or event (the placement event's section of an existing performance.md)")
+	reports := flag.String("report", "all", "which reports to write: all (performance, and reliability, value, probe accuracy and peers value when <in>/reliability.jsonl, <in>/value*.json, <in>/accuracy.json and <in>/value-peers/*.json exist), performance, reliability, value, accuracy, value-peers, splits (the splits' section of existing value reports) or event (the placement event's section of an existing performance.md)")
 	converged := flag.String("converged", "", "do not write reports: exit 0 when every ratio of section 1 at this node count (or of the placement event, for \"event\") has a 95 % interval within ±5 %, 3 otherwise (hack/bench/run.sh adds rounds until then)")
 	flag.Parse()
 	if *converged != "" {
@@ -31,13 +31,13 @@ func main() {
 	switch *reports {
 	case "all", "performance":
 		err = run(*in, *out, *machine, *command, *findings)
-	case "reliability", "value", "accuracy":
+	case "reliability", "value", "accuracy", "value-peers":
 	case "splits":
 		err = writeSplitsReports(*in, *out)
 	case "event":
 		err = writeEventReport(*in, *out)
 	default:
-		err = fmt.Errorf("-report %q: want all, performance, reliability, value, accuracy, splits or event", *reports)
+		err = fmt.Errorf("-report %q: want all, performance, reliability, value, accuracy, value-peers, splits or event", *reports)
 	}
 	if err == nil && (*reports == "all" || *reports == "reliability") {
 		rel := filepath.Join(*in, "reliability.jsonl")
@@ -58,6 +58,9 @@ func main() {
 		} else {
 			fmt.Fprintf(os.Stderr, "report: no %s, no probe accuracy report\n", acc)
 		}
+	}
+	if err == nil && (*reports == "all" || *reports == "value-peers") {
+		err = writeValuePeers(*in, filepath.Join(*in, "plot"), *out, *machine, *command, *reports == "value-peers")
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "report: %v\n", err)
