@@ -22,7 +22,9 @@
 # on, off, and made but not written) and their section of
 # docs/performance.md; `performance` only steps 1-3 and docs/performance.md;
 # `load` only step 3, then docs/performance.md from it and the outputs of
-# the last `performance` run.
+# the last `performance` run; `value-peers` only step 7 (the peers value
+# benchmark on a kind cluster with one slow, lossy path, full mode; no
+# other run has it) and docs/value-peers.md.
 set -euo pipefail
 # Under `bazel run //hack/bench` the script runs from its runfiles.
 cd "${BUILD_WORKSPACE_DIRECTORY:-$(dirname "$0")/../..}"
@@ -39,13 +41,13 @@ case $mode in
     out=_output/bench; docs=docs; dur=10s ;;
   smoke) runs=2; max_runs=2; other_runs=1; hostname_runs=1; go_count=1; label=short; sizes=(10Nodes); event_size=10Nodes
     out=_output/bench-smoke; docs=$out/docs; dur=2s ;;
-  *) echo "usage: $0 [full|smoke] [all|performance|reliability|value|splits|event|load]" >&2; exit 2 ;;
+  *) echo "usage: $0 [full|smoke] [all|performance|reliability|value|splits|value-peers|event|load]" >&2; exit 2 ;;
 esac
 steps=${2:-all}
 case $steps in
   all|performance|reliability|load) ;;
-  event|value|splits) [ "$mode" = full ] || { echo "$0: $steps runs in full mode only" >&2; exit 2; } ;;
-  *) echo "usage: $0 [full|smoke] [all|performance|reliability|value|splits|event|load]" >&2; exit 2 ;;
+  event|value|splits|value-peers) [ "$mode" = full ] || { echo "$0: $steps runs in full mode only" >&2; exit 2; } ;;
+  *) echo "usage: $0 [full|smoke] [all|performance|reliability|value|splits|value-peers|event|load]" >&2; exit 2 ;;
 esac
 
 need=()
@@ -62,6 +64,7 @@ case $steps in
   performance) rm -rf "$out/perf" "$out/perf-event" "$out/load" "$out/go-bench.txt" ;;
   reliability) rm -rf "$out/reliability" "$out/reliability.jsonl" ;;
   value) rm -rf "$out/value" "$out"/value*.json "$out/accuracy.json" ;;
+  value-peers) rm -rf "$out/value-peers" ;;
   splits) rm -rf "$out/splits" "$out"/splits*.json ;;
   event) rm -rf "$out/perf-event" ;;
   load) rm -rf "$out/load" ;;
@@ -248,6 +251,31 @@ if [ "$mode" = full ] && { [ "$steps" = all ] || [ "$steps" = splits ]; }; then
   echo "bench:   $(( $(date +%s) - start ))s"
 fi
 
+# The peers value benchmark (e2e TestValuePeers, -kns3.value-peers-out): a
+# server and six clients, every pod placed by the scheduler under test, on
+# a kind cluster whose path between the two workers the server may take
+# is shaped to 20 Mbit/s and 5 % loss each way; placed by the default
+# scheduler, by it with preferred pod affinity to the server's node, and
+# by KNS-3 live without and with NetworkPeers, five trials of each case
+# (room for the clients beside the server, and none) in a balanced order,
+# for each workload of VALUE_WORKLOADS; value-peers/<workload>.json for
+# docs/value-peers.md. Estimated at about 40 minutes a workload with the
+# node image built (eight placements of 15 s clients a trial, each after
+# the pairs are measured again).
+if [ "$mode" = full ] && { [ "$steps" = all ] || [ "$steps" = value-peers ]; }; then
+  workloads=${VALUE_WORKLOADS:-netbench,redis}
+  echo "bench: 7/7 the peers value benchmark ($workloads; 15 s clients, 2 cases, 5 trials) on a kind cluster with one slow, lossy path"
+  hack/dockerhost/setup.sh >/dev/null
+  mkdir -p "$out/value-peers"
+  start=$(date +%s)
+  go test -vet=off -tags e2e -count=1 -timeout 4h -v -run '^TestValuePeers$' ./e2e/ \
+    -kns3.value-duration=15s -kns3.value-trials=5 -kns3.value-workloads="$workloads" \
+    -kns3.value-peers-out="$abs/value-peers" >"$out/value-peers/run.log" 2>&1 \
+    || { grep -E '^(---|=== RUN|\s+(live|value|valuepeers|valuepeerscluster)_test|FAIL|panic|e2e)' "$out/value-peers/run.log" | tail -40; exit 1; }
+  grep -E 'valuepeers_test.go:[0-9]+: (netbench|redis), (room|full) \(' "$out/value-peers/run.log" | sed 's/^ *[a-z]*_test.go:[0-9]*: /bench:   /'
+  echo "bench:   $(( $(date +%s) - start ))s"
+fi
+
 kube_version=$(go list -m -f '{{.Version}}' k8s.io/kubernetes)
 machine="$(nproc) cores ($(lscpu | sed -n 's/^Model name: *//p')), $(free -g | awk '/^Mem:/ {print $2}') GiB, $(go env GOVERSION), Kubernetes $kube_version"
 case $mode-$steps in
@@ -263,7 +291,7 @@ report=$steps
 [ "$steps" != load ] || report=performance
 go run ./test/perf/report -in "$out" -out "$docs" -machine "$machine" -command "$command" -report "$report"
 case $mode-$steps in
-  full-all) echo "bench: wrote $docs/performance.md, $docs/reliability.md, $docs/value.md and $docs/probe-accuracy.md" ;;
+  full-all) echo "bench: wrote $docs/performance.md, $docs/reliability.md, $docs/value.md, $docs/probe-accuracy.md and $docs/value-peers.md" ;;
   smoke-all) echo "bench: wrote $docs/performance.md and $docs/reliability.md" ;;
   full-value) echo "bench: wrote $docs/value*.md and $docs/probe-accuracy.md" ;;
   full-splits) echo "bench: wrote the splits' section of $docs/value*.md" ;;
