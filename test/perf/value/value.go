@@ -1,6 +1,7 @@
-// Package value is the value benchmark's result: the kind suite's value
+// Package value is the value benchmarks' results: the kind suite's value
 // benchmark (e2e, make bench) writes a Report, and test/perf/report
-// turns it into docs/value.md.
+// turns it into docs/value.md; its peers value benchmark writes a
+// PeersReport, which becomes docs/value-peers.md.
 package value
 
 import (
