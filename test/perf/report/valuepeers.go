@@ -206,7 +206,11 @@ func peersClients(r value.PeersReport) int {
 func valuePeersCase(b *strings.Builder, r value.PeersReport, c value.Level) {
 	p := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
 	p("\n### %s (%d clients, %g Mbit/s asked)\n\n", peersCaseTitles[c.Name], c.Clients, c.DemandMbps)
-	p("%d trials. Clients are counted over all of them.\n\n", len(c.Trials))
+	trials := "trials"
+	if len(c.Trials) == 1 {
+		trials = "trial"
+	}
+	p("%d %s. Clients are counted over all of them.\n\n", len(c.Trials), trials)
 	p("| Placement | Clients on the server's node | on the control plane | across the slow path | Median small-call p99 (worst) | Median throughput (worst) |\n")
 	p("|---|---:|---:|---:|---:|---:|\n")
 	for i, s := range c.Summary {
