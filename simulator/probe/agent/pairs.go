@@ -13,7 +13,7 @@ import (
 // restarted since) takes every sample kept. Without peers, none.
 func (a *Agent) answerSamples(out []byte, size int, id, epoch, cursor uint64, sent, now time.Time) []byte {
 	ps := a.peers
-	if ps == nil || ps.known == nil {
+	if ps == nil || !ps.started {
 		return wire.EncodeSamples(out, size, id, 0, 0, sent, nil)
 	}
 	ps.mu.Lock()
@@ -43,7 +43,7 @@ func (a *Agent) answerPairs(out []byte, size, rate int, id uint64, peers []wire.
 	ps := a.peers
 	results := make([]wire.PairResult, 0, len(peers))
 	room := wire.PairsRoom(size)
-	if ps == nil || ps.known == nil {
+	if ps == nil || !ps.started {
 		for i := range peers {
 			if room >= wire.PairBlockSize(0, false) {
 				results = append(results, wire.PairResult{Index: i, Refused: true})

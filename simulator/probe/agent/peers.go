@@ -68,6 +68,9 @@ type peerState struct {
 	conn *net.UDPConn
 	// stamped says conn's datagrams carry the kernel's receive time.
 	stamped bool
+	// started is set by init, before the agent serves and before any
+	// goroutine writes known: readers test it without the lock.
+	started bool
 
 	mu sync.Mutex
 	// found are the peers found, known the same as a set; self the
@@ -169,6 +172,7 @@ func (ps *peerState) init(train func(peer netip.AddrPort, id uint64)) {
 	ps.epoch = wire.NewID()
 	ps.rng = rand.New(rand.NewPCG(wire.NewID(), wire.NewID()))
 	ps.train = train
+	ps.started = true
 }
 
 // lookupPeers finds the peers now and every peerLookupEvery.
