@@ -18,6 +18,8 @@ import (
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
+
+	"kns3.dev/kns3/scheduler/plugins/peers"
 )
 
 // scheduler-plugins' AppGroup (its networkaware plugins, "Diktyo"): a
@@ -27,8 +29,8 @@ import (
 // Its API module is not a dependency: the plugin reads AppGroups as
 // unstructured objects, and only the fields below.
 const (
-	AppGroupLabel         = "appgroup.diktyo.x-k8s.io"
-	AppGroupWorkloadLabel = "appgroup.diktyo.x-k8s.io.workload"
+	AppGroupLabel         = peers.AppGroupLabel
+	AppGroupWorkloadLabel = peers.AppGroupWorkloadLabel
 )
 
 // AppGroupResource is the AppGroups' resource.
@@ -104,7 +106,7 @@ func servesAppGroups(list *metav1.APIResourceList) bool {
 // AppGroups are not read (yet), when the AppGroup does not exist or its
 // workload has no dependencies; an error when the AppGroup cannot be read
 // as the plugin reads it.
-func (a *appGroups) declaration(pod *v1.Pod) (*declaration, error) {
+func (a *appGroups) declaration(pod *v1.Pod) (*peers.Declaration, error) {
 	name, workload := pod.Labels[AppGroupLabel], pod.Labels[AppGroupWorkloadLabel]
 	if name == "" || a == nil {
 		return nil, nil
@@ -128,7 +130,7 @@ func (a *appGroups) declaration(pod *v1.Pod) (*declaration, error) {
 	if len(groups) == 0 {
 		return nil, nil
 	}
-	return &declaration{groups: groups}, nil
+	return &peers.Declaration{Groups: groups}, nil
 }
 
 // dependenciesOf reads, from an AppGroup's object, the dependencies of the
@@ -139,12 +141,12 @@ func (a *appGroups) declaration(pod *v1.Pod) (*declaration, error) {
 // that dependency's pods; 0 or none declares none. maxNetworkCost is not
 // read: it is in the unit of scheduler-plugins' NetworkTopology costs,
 // which measured round trips have no scale for.
-func dependenciesOf(obj map[string]any, appGroup, workload string) ([]group, error) {
+func dependenciesOf(obj map[string]any, appGroup, workload string) ([]peers.Group, error) {
 	workloads, _, err := unstructured.NestedSlice(obj, "spec", "workloads")
 	if err != nil {
 		return nil, fmt.Errorf("spec.workloads: %w", err)
 	}
-	var groups []group
+	var groups []peers.Group
 	for i, w := range workloads {
 		wm, ok := w.(map[string]any)
 		if !ok {
@@ -170,21 +172,21 @@ func dependenciesOf(obj map[string]any, appGroup, workload string) ([]group, err
 
 // dependencyOf reads one dependency; its errors start with the field's
 // path below it.
-func dependencyOf(d any, appGroup string) (group, error) {
+func dependencyOf(d any, appGroup string) (peers.Group, error) {
 	dm, ok := d.(map[string]any)
 	if !ok {
-		return group{}, fmt.Errorf(" is no object")
+		return peers.Group{}, fmt.Errorf(" is no object")
 	}
 	sel, _, err := unstructured.NestedString(dm, "workload", "selector")
 	if err != nil || sel == "" {
-		return group{}, fmt.Errorf(".workload.selector: want the workload label's value")
+		return peers.Group{}, fmt.Errorf(".workload.selector: want the workload label's value")
 	}
-	g := group{name: sel, selectors: []labels.Selector{
+	g := peers.Group{Name: sel, Selectors: []labels.Selector{
 		labels.SelectorFromSet(labels.Set{AppGroupLabel: appGroup, AppGroupWorkloadLabel: sel}),
 	}}
 	if mb, ok := dm["minBandwidth"]; ok && mb != nil && fmt.Sprint(mb) != "0" {
-		if g.trafficMbps, err = parseMbps(fmt.Sprint(mb)); err != nil {
-			return group{}, fmt.Errorf(".minBandwidth: %w", err)
+		if g.TrafficMbps, err = peers.ParseMbps(fmt.Sprint(mb)); err != nil {
+			return peers.Group{}, fmt.Errorf(".minBandwidth: %w", err)
 		}
 	}
 	return g, nil

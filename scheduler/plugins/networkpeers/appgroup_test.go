@@ -94,10 +94,10 @@ func TestDependenciesOf(t *testing.T) {
 			}
 			got := map[string]float64{}
 			for _, g := range groups {
-				got[g.name] = g.trafficMbps
-				want := labels.Set{AppGroupLabel: "shop", AppGroupWorkloadLabel: g.name}
-				if !g.matches(want) || g.matches(labels.Set{AppGroupLabel: "other", AppGroupWorkloadLabel: g.name}) {
-					t.Errorf("dependency %s: its pods are labeled %v, and only those of the AppGroup", g.name, want)
+				got[g.Name] = g.TrafficMbps
+				want := labels.Set{AppGroupLabel: "shop", AppGroupWorkloadLabel: g.Name}
+				if !g.Matches(want) || g.Matches(labels.Set{AppGroupLabel: "other", AppGroupWorkloadLabel: g.Name}) {
+					t.Errorf("dependency %s: its pods are labeled %v, and only those of the AppGroup", g.Name, want)
 				}
 			}
 			if len(got) != len(tc.want) {
@@ -176,14 +176,14 @@ func TestAppGroupsWatch(t *testing.T) {
 			t.Fatal("the AppGroups' informer did not sync")
 		}
 		d, err := a.declaration(frontend)
-		if err != nil || d == nil || len(d.groups) != 2 {
+		if err != nil || d == nil || len(d.Groups) != 2 {
 			t.Fatalf("declaration %+v, %v: want the frontend's two dependencies", d, err)
 		}
 		cart := st.MakePod().Name("c1").Namespace("default").Label(AppGroupLabel, "shop").Label(AppGroupWorkloadLabel, "cart").Obj()
-		if !d.matches(cart) {
+		if !d.Matches(cart) {
 			t.Error("the frontend's declaration does not match a cart pod")
 		}
-		if d.matches(frontend) {
+		if d.Matches(frontend) {
 			t.Error("the frontend's declaration matches the frontend itself")
 		}
 		other := frontend.DeepCopy()

@@ -10,6 +10,7 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 
 	"kns3.dev/kns3/scheduler/plugins/network"
+	"kns3.dev/kns3/scheduler/plugins/peers"
 )
 
 // ErrReasonPeersBandwidth is Filter's reason for a node from which a pair
@@ -26,7 +27,7 @@ const filterKey fwk.StateKey = Name + "/filter"
 // nodes the pod declares traffic to, and the pairs and links of the
 // simulation CustomScorePlugin's PreFilter holds.
 type filterCycle struct {
-	hosts []peerHost
+	hosts []peers.Host
 	pairs *network.Pairs
 	links map[string]network.Link
 }
@@ -49,11 +50,11 @@ var (
 // placed peer, when no simulation with pairs is held, and while the
 // simulator warms up: nothing is filtered by such an answer.
 func (pl *NetworkPeers) PreFilter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
-	if !declaresPeers(pod) {
+	if !peers.Declares(pod) {
 		return nil, fwk.NewStatus(fwk.Skip)
 	}
 	d := pl.declaration(ctx, state, pod)
-	if !d.declaredTraffic() {
+	if !d.DeclaredTraffic() {
 		return nil, fwk.NewStatus(fwk.Skip)
 	}
 	sim := network.Held(state)
@@ -65,9 +66,9 @@ func (pl *NetworkPeers) PreFilter(ctx context.Context, state fwk.CycleState, pod
 	if err != nil {
 		return nil, fwk.AsStatus(fmt.Errorf("listing the snapshot's nodes: %w", err))
 	}
-	var hosts []peerHost
+	var hosts []peers.Host
 	for _, h := range findPeers(nodes, pod, d) {
-		if h.trafficMbps > 0 {
+		if h.TrafficMbps > 0 {
 			hosts = append(hosts, h)
 		}
 	}
@@ -101,14 +102,14 @@ func (pl *NetworkPeers) Filter(ctx context.Context, state fwk.CycleState, pod *v
 	name := nodeInfo.Node().Name
 	nodeLink, nodeKnown := fc.links[name]
 	for _, h := range fc.hosts {
-		pc := fc.pairs.Cost(name, h.node)
+		pc := fc.pairs.Cost(name, h.Node)
 		if pc.Source == network.CostSameNode || !pc.BandwidthKnown || pc.BandwidthAtLeast {
 			continue
 		}
-		hostLink, hostKnown := fc.links[h.node]
-		if free := freeMbps(pc, nodeLink, hostLink, nodeKnown, hostKnown); free < h.trafficMbps {
+		hostLink, hostKnown := fc.links[h.Node]
+		if free := peers.FreeMbps(pc, nodeLink, hostLink, nodeKnown, hostKnown); free < h.TrafficMbps {
 			klog.FromContext(ctx).V(4).Info("A pair to the pod's peers has less free bandwidth than the pod declares", "plugin", Name,
-				"pod", klog.KObj(pod), "node", name, "peersNode", h.node, "freeMbps", free, "bandwidthMbps", pc.BandwidthMbps, "trafficMbps", h.trafficMbps)
+				"pod", klog.KObj(pod), "node", name, "peersNode", h.Node, "freeMbps", free, "bandwidthMbps", pc.BandwidthMbps, "trafficMbps", h.TrafficMbps)
 			return fwk.NewStatus(fwk.Unschedulable, ErrReasonPeersBandwidth)
 		}
 	}
@@ -140,8 +141,8 @@ func (pl *NetworkPeers) isPeerChange(logger klog.Logger, pod *v1.Pod, oldObj, ne
 		if !ok || p == nil || p.Namespace != pod.Namespace {
 			continue
 		}
-		for _, g := range d.groups {
-			if g.matches(labels.Set(p.Labels)) {
+		for _, g := range d.Groups {
+			if g.Matches(labels.Set(p.Labels)) {
 				logger.V(5).Info("A peer of the pod changed: its pairs may fit", "plugin", Name, "pod", klog.KObj(pod), "peer", klog.KObj(p))
 				return fwk.Queue, nil
 			}

@@ -20,6 +20,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"kns3.dev/kns3/scheduler/plugins/network"
+	"kns3.dev/kns3/scheduler/plugins/peers"
 )
 
 // interestPath is the simulator's endpoint for the nodes whose pairs
@@ -46,7 +47,7 @@ type interest struct {
 	// profile is the scheduler name whose pending pods count.
 	profile string
 	// read is the plugin's reading of a pod's declaration, without events.
-	read func(*v1.Pod) (*declaration, error)
+	read func(*v1.Pod) (*peers.Declaration, error)
 	now  func() time.Time
 	// newest is the newest simulation the profile took: its pairs' window
 	// paces the loop. wake says a new one came.
@@ -59,7 +60,7 @@ type interest struct {
 	failing bool
 }
 
-func newInterest(simulatorURL, profile string, pods corelisters.PodLister, read func(*v1.Pod) (*declaration, error)) (*interest, error) {
+func newInterest(simulatorURL, profile string, pods corelisters.PodLister, read func(*v1.Pod) (*peers.Declaration, error)) (*interest, error) {
 	u, err := url.Parse(strings.TrimSuffix(simulatorURL, "/") + interestPath)
 	if err != nil {
 		return nil, fmt.Errorf("simulatorURL %q: %w", simulatorURL, err)
@@ -162,7 +163,7 @@ func (in *interest) nodes() []string {
 	}
 	set := map[string]bool{}
 	for _, p := range pods {
-		if !declaresPeers(p) || !in.placing(p, since) {
+		if !peers.Declares(p) || !in.placing(p, since) {
 			continue
 		}
 		d, err := in.read(p)
@@ -170,7 +171,7 @@ func (in *interest) nodes() []string {
 			continue
 		}
 		for _, peer := range byNamespace[p.Namespace] {
-			if peer.Spec.NodeName != "" && peer.UID != p.UID && d.matches(peer) {
+			if peer.Spec.NodeName != "" && peer.UID != p.UID && d.Matches(peer) {
 				set[peer.Spec.NodeName] = true
 			}
 		}

@@ -3,18 +3,21 @@
 // network costs between that node and the nodes that host the pod's peers,
 // weighted by the traffic the pod expects to exchange with them.
 //
-// A pod declares its peers with annotations (declare.go), or through the
-// AppGroup of scheduler-plugins' networkaware plugins, when that custom
-// resource is installed (appgroup.go). PreScore finds the peers among the
-// pods of the scheduler's snapshot, which holds the pods placed and not yet
-// bound, so the pods of one burst see each other (peers.go). It reads the
+// A pod declares its peers with annotations (scheduler/plugins/peers), or
+// through the AppGroup of scheduler-plugins' networkaware plugins, when
+// that custom resource is installed (appgroup.go). PreScore finds the
+// peers among the pods of the scheduler's snapshot, which holds the pods
+// placed and not yet bound, so the pods of one burst see each other
+// (peers.go). It reads the
 // network from the simulation CustomScorePlugin's PreScore took for the
 // cycle (list it after CustomScorePlugin at preScore), and never asks the
 // simulator for it: the answer's pairs key (network.Pairs) holds each
 // node's network coordinate and the pairs measured directly. A pair's cost
 // is its round trip, stretched by the share of its free bandwidth the pod
-// would take, plus a penalty per lost packet (cost.go); costs too close to
-// tell apart tie, by the rule the simulator ties its scores by.
+// would take, plus a penalty per lost packet; costs too close to tell
+// apart tie, by the rule the simulator ties its scores by. That cost model
+// lives beside the plugins (scheduler/plugins/peers), where kubectl kns3
+// explain works the plugin's points out with it too.
 //
 // A background loop tells the simulator which nodes host peers, so that it
 // measures the pairs between them directly (interest.go). Enabled at
@@ -38,6 +41,7 @@ import (
 	apiconfig "kns3.dev/kns3/scheduler/apis/config"
 	"kns3.dev/kns3/scheduler/apis/status"
 	"kns3.dev/kns3/scheduler/plugins/network"
+	"kns3.dev/kns3/scheduler/plugins/peers"
 	"kns3.dev/kns3/scheduler/plugins/placement"
 	"kns3.dev/kns3/scheduler/plugins/profile"
 )
@@ -145,7 +149,7 @@ func (pl *NetworkPeers) Close() error {
 // peers (at the cost of two map lookups), when none of its peers is
 // placed, and when the cycle's simulation has no pairs.
 func (pl *NetworkPeers) PreScore(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) *fwk.Status {
-	if !declaresPeers(pod) {
+	if !peers.Declares(pod) {
 		return fwk.NewStatus(fwk.Skip)
 	}
 	d := pl.declaration(ctx, state, pod)
@@ -167,21 +171,21 @@ func (pl *NetworkPeers) PreScore(ctx context.Context, state fwk.CycleState, pod 
 		logger.V(4).Info("None of the pod's peers is placed: peers not ranked", "plugin", Name, "pod", klog.KObj(pod))
 		return fwk.NewStatus(fwk.Skip)
 	}
-	cs := &Cycle{hosts: hosts, pairs: c.Simulation.Pairs(), links: c.Simulation.Links(), costs: make(map[string]nodeCost, len(nodes))}
+	cs := &Cycle{hosts: hosts, pairs: c.Simulation.Pairs(), links: c.Simulation.Links(), costs: make(map[string]peers.NodeCost, len(nodes))}
 	for i := range hosts {
-		hosts[i].pairs = cs.pairs.Node(hosts[i].node)
+		hosts[i].Pairs = cs.pairs.Node(hosts[i].Node)
 	}
-	names, costs := make([]string, len(nodes)), make([]nodeCost, len(nodes))
+	names, costs := make([]string, len(nodes)), make([]peers.NodeCost, len(nodes))
 	pl.parallelize(ctx, len(nodes), func(i int) {
 		names[i] = nodes[i].Node().Name
-		costs[i] = costOf(names[i], hosts, cs.pairs, cs.links)
+		costs[i] = peers.CostOf(names[i], hosts, cs.pairs, cs.links)
 	})
-	rankCosts(names, costs)
+	peers.RankCosts(names, costs)
 	known := false
 	for i, name := range names {
 		cs.costs[name] = costs[i]
-		if costs[i].known && (!known || costs[i].ms < cs.lowestMs) {
-			cs.lowestMs, known = costs[i].ms, true
+		if costs[i].Known && (!known || costs[i].Ms < cs.lowestMs) {
+			cs.lowestMs, known = costs[i].Ms, true
 		}
 	}
 	write(state, cs)
@@ -193,7 +197,7 @@ func (pl *NetworkPeers) PreScore(ctx context.Context, state fwk.CycleState, pod 
 }
 
 // Score is the node's ranked cost in microseconds (lower is better), or
-// unknownScore; NormalizeScore turns it around.
+// peers.UnknownScore; NormalizeScore turns it around.
 func (pl *NetworkPeers) Score(_ context.Context, state fwk.CycleState, _ *v1.Pod, nodeInfo fwk.NodeInfo) (int64, *fwk.Status) {
 	cs, err := read(state)
 	if err != nil {
@@ -201,20 +205,20 @@ func (pl *NetworkPeers) Score(_ context.Context, state fwk.CycleState, _ *v1.Pod
 	}
 	c, ok := cs.costs[nodeInfo.Node().Name]
 	if !ok {
-		return unknownScore, nil
+		return peers.UnknownScore, nil
 	}
-	return c.rawScore(), nil
+	return c.RawScore(), nil
 }
 
 // ScoreExtensions returns the plugin itself, which normalizes its scores.
 func (pl *NetworkPeers) ScoreExtensions() fwk.ScoreExtensions { return pl }
 
 // NormalizeScore maps the costs onto 0–MaxNodeScore in proportion, the
-// lowest scoring MaxNodeScore and an unknown cost 0 (normalize). It
+// lowest scoring MaxNodeScore and an unknown cost 0 (peers.Normalize). It
 // leaves the scores in the cycle state for the placement event, which
 // tells which plugin decided (placement.WritePoints).
 func (pl *NetworkPeers) NormalizeScore(_ context.Context, state fwk.CycleState, _ *v1.Pod, scores fwk.NodeScoreList) *fwk.Status {
-	normalize(scores)
+	peers.Normalize(scores)
 	placement.WritePoints(state, pointsKey, scores)
 	return nil
 }
@@ -232,8 +236,8 @@ var pointsKey = placement.PointsKey(Name)
 // rest of the ranking.
 func (pl *NetworkPeers) SignPod(_ context.Context, pod *v1.Pod) ([]fwk.SignFragment, *fwk.Status) {
 	namespace := ""
-	if declaresPeers(pod) {
-		if d, err := pl.read(pod); err == nil && d.matches(pod) {
+	if peers.Declares(pod) {
+		if d, err := pl.read(pod); err == nil && d.Matches(pod) {
 			return nil, fwk.NewStatus(fwk.Unschedulable, "pods that are their own peers are not signable")
 		}
 		namespace = pod.Namespace
@@ -252,14 +256,14 @@ func (pl *NetworkPeers) SignPod(_ context.Context, pod *v1.Pod) ([]fwk.SignFragm
 // of it, once.
 const declarationKey fwk.StateKey = Name + "/declaration"
 
-type declared struct{ d *declaration }
+type declared struct{ d *peers.Declaration }
 
 func (d *declared) Clone() fwk.StateData { return d }
 
 // declaration is what pod declares of its peers, nil for none; a
 // declaration that cannot be read gets the pod a Warning event, once per
 // cycle, and counts as none.
-func (pl *NetworkPeers) declaration(ctx context.Context, state fwk.CycleState, pod *v1.Pod) *declaration {
+func (pl *NetworkPeers) declaration(ctx context.Context, state fwk.CycleState, pod *v1.Pod) *peers.Declaration {
 	if data, err := state.Read(declarationKey); err == nil {
 		if d, ok := data.(*declared); ok {
 			return d.d
@@ -280,11 +284,9 @@ func (pl *NetworkPeers) declaration(ctx context.Context, state fwk.CycleState, p
 
 // read reads what pod declares: its annotations when it has any, else its
 // AppGroup's dependencies.
-func (pl *NetworkPeers) read(pod *v1.Pod) (*declaration, error) {
-	_, peers := pod.Annotations[PeersAnnotation]
-	_, traffic := pod.Annotations[PeerTrafficAnnotation]
-	if peers || traffic {
-		return fromAnnotations(pod)
+func (pl *NetworkPeers) read(pod *v1.Pod) (*peers.Declaration, error) {
+	if peers.ByAnnotations(pod) {
+		return peers.FromAnnotations(pod)
 	}
 	return pl.appGroups.declaration(pod)
 }

@@ -8,6 +8,7 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 
 	"kns3.dev/kns3/scheduler/plugins/network"
+	"kns3.dev/kns3/scheduler/plugins/peers"
 	"kns3.dev/kns3/scheduler/plugins/placement"
 )
 
@@ -20,10 +21,10 @@ func init() { placement.RegisterNote(stateKey) }
 // Cycle is what one scheduling cycle's PreScore found: where the pod's
 // peers are, and what each feasible node costs.
 type Cycle struct {
-	hosts []peerHost
+	hosts []peers.Host
 	pairs *network.Pairs
 	links map[string]network.Link
-	costs map[string]nodeCost
+	costs map[string]peers.NodeCost
 	// lowestMs is the lowest known cost of the cycle.
 	lowestMs float64
 }
@@ -64,21 +65,21 @@ func (c *Cycle) NodeNote(node string) string {
 	for i, h := range c.hosts {
 		if i == notedHosts {
 			rest := c.hosts[i:]
-			parts = append(parts, fmt.Sprintf("%d more on %d nodes", peerCount(rest), len(rest)))
+			parts = append(parts, fmt.Sprintf("%d more on %d nodes", peers.PeerCount(rest), len(rest)))
 			break
 		}
-		pc := c.pairs.Cost(node, h.node)
+		pc := c.pairs.Cost(node, h.Node)
 		if pc.Source == network.CostSameNode {
-			parts = append(parts, fmt.Sprintf("%d on this node", h.pods))
+			parts = append(parts, fmt.Sprintf("%d on this node", h.Pods))
 			continue
 		}
-		hostLink, hostKnown := c.links[h.node]
-		share := trafficShare(pc, h.trafficMbps, nodeLink, hostLink, nodeKnown, hostKnown)
-		parts = append(parts, fmt.Sprintf("%d on %s (%s)", h.pods, h.node, describePair(pc, share)))
+		hostLink, hostKnown := c.links[h.Node]
+		share := peers.TrafficShare(pc, h.TrafficMbps, nodeLink, hostLink, nodeKnown, hostKnown)
+		parts = append(parts, fmt.Sprintf("%d on %s (%s)", h.Pods, h.Node, describePair(pc, share)))
 	}
 	total := "cost unknown"
-	if cost.known {
-		total = fmt.Sprintf("cost %s ms, lowest %s ms", ms(cost.ms), ms(c.lowestMs))
+	if cost.Known {
+		total = fmt.Sprintf("cost %s ms, lowest %s ms", ms(cost.Ms), ms(c.lowestMs))
 	}
 	return "peers: " + strings.Join(parts, ", ") + "; " + total
 }

@@ -1,12 +1,25 @@
-package networkpeers
+package peers
 
 import (
 	"math"
 	"strings"
 	"testing"
 
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	st "k8s.io/kubernetes/pkg/scheduler/testing"
 )
+
+// client is a pod of namespace default declaring annotations.
+func client(name string, annotations map[string]string) *v1.Pod {
+	p := st.MakePod().Name(name).Namespace("default").UID(name).Obj()
+	p.Annotations = annotations
+	return p
+}
+
+func peersOf(selector string) map[string]string {
+	return map[string]string{PeersAnnotation: selector}
+}
 
 func TestFromAnnotations(t *testing.T) {
 	tests := []struct {
@@ -72,7 +85,7 @@ func TestFromAnnotations(t *testing.T) {
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			d, err := fromAnnotations(client("p", tc.annotations))
+			d, err := FromAnnotations(client("p", tc.annotations))
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("error %v, want one containing %q", err, tc.wantErr)
@@ -88,28 +101,28 @@ func TestFromAnnotations(t *testing.T) {
 			if d == nil {
 				return
 			}
-			if len(d.groups) != 1 {
-				t.Fatalf("%d groups, want the annotation's one", len(d.groups))
+			if len(d.Groups) != 1 {
+				t.Fatalf("%d groups, want the annotation's one", len(d.Groups))
 			}
-			g := d.groups[0]
+			g := d.Groups[0]
 			for _, l := range tc.matches {
-				if !g.matches(l) {
+				if !g.Matches(l) {
 					t.Errorf("does not match %v", l)
 				}
 			}
 			for _, l := range tc.misses {
-				if g.matches(l) {
+				if g.Matches(l) {
 					t.Errorf("matches %v", l)
 				}
 			}
-			if math.Abs(g.trafficMbps-tc.wantMbps) > 1e-9 {
-				t.Errorf("traffic %g Mbit/s, want %g", g.trafficMbps, tc.wantMbps)
+			if math.Abs(g.TrafficMbps-tc.wantMbps) > 1e-9 {
+				t.Errorf("traffic %g Mbit/s, want %g", g.TrafficMbps, tc.wantMbps)
 			}
 		})
 	}
 }
 
-func TestDeclaresPeers(t *testing.T) {
+func TestDeclares(t *testing.T) {
 	for _, tc := range []struct {
 		annotations, labels map[string]string
 		want                bool
@@ -122,8 +135,8 @@ func TestDeclaresPeers(t *testing.T) {
 	} {
 		p := client("p", tc.annotations)
 		p.Labels = tc.labels
-		if got := declaresPeers(p); got != tc.want {
-			t.Errorf("declaresPeers(annotations %v, labels %v) = %t, want %t", tc.annotations, tc.labels, got, tc.want)
+		if got := Declares(p); got != tc.want {
+			t.Errorf("Declares(annotations %v, labels %v) = %t, want %t", tc.annotations, tc.labels, got, tc.want)
 		}
 	}
 }
