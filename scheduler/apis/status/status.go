@@ -166,6 +166,55 @@ type Simulation struct {
 	// they were all left out to keep the document bounded.
 	Metrics        map[string]NodeMetrics `json:"metrics,omitempty"`
 	MetricsOmitted bool                   `json:"metricsOmitted,omitempty"`
+	// Pairs is what the answer says of the network between the cluster's
+	// nodes, as NetworkPeers reads it, published by a profile that scores
+	// with NetworkPeers: empty, not nil, when the answer says nothing of
+	// pairs that the plugin can use. nil from a scheduler older than the
+	// field, and when PairsOmitted says they were left out to keep the
+	// document bounded (they go before the metrics).
+	Pairs        *Pairs `json:"pairs,omitempty"`
+	PairsOmitted bool   `json:"pairsOmitted,omitempty"`
+}
+
+// Pairs is an answer's pairs key as NetworkPeers ranks by it
+// (scheduler/plugins/network.Pairs): each node's network coordinate, and
+// the metrics of the pairs measured directly that were fresh when the
+// answer was sampled. A metric too old to be taken is left out, as the
+// plugin leaves it out; so is a pair with no metric left.
+type Pairs struct {
+	Coordinates map[string]Coordinate `json:"coordinates,omitempty"`
+	// Measured is sorted by From, then To; From before To by name.
+	Measured []MeasuredPair `json:"measured,omitempty"`
+}
+
+// Coordinate is a node's Vivaldi network coordinate, in the units and
+// semantics of serf's coordinate package: the distance between two nodes'
+// coordinates, in seconds, estimates their round trip.
+type Coordinate struct {
+	Vec        []float64 `json:"vec"`
+	Error      float64   `json:"error"`
+	Adjustment float64   `json:"adjustment"`
+	Height     float64   `json:"height"`
+}
+
+// MeasuredPair is one pair of nodes the simulator measured directly; a
+// metric not measured, or too old, is nil.
+type MeasuredPair struct {
+	From          string        `json:"from"`
+	To            string        `json:"to"`
+	LatencyMs     *PairEstimate `json:"latencyMs,omitempty"`
+	PacketLoss    *PairEstimate `json:"packetLoss,omitempty"`
+	BandwidthMbps *PairEstimate `json:"bandwidthMbps,omitempty"`
+}
+
+// PairEstimate is one measured metric of a pair: its value in [Low,
+// High], the served 95 % interval; AtLeast for a bandwidth the probes
+// could only bound from below.
+type PairEstimate struct {
+	Value   float64 `json:"value"`
+	Low     float64 `json:"low"`
+	High    float64 `json:"high"`
+	AtLeast bool    `json:"atLeast,omitempty"`
 }
 
 // DefaultWindow is the window a reader assumes of a simulation that names
