@@ -2,6 +2,7 @@ package customscore
 
 import (
 	"os"
+	"slices"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -20,10 +21,12 @@ type breakerReporter interface {
 	breakerState() string
 }
 
-// knownNodesOnly leaves in sim the scores and metrics of the cluster's
-// nodes only: the simulator may name anything (live measurements carry
-// what agents say), and a name that is no node tells a reader nothing,
-// and may be long or need escaping. Without a node lister it keeps all.
+// knownNodesOnly leaves in sim the scores, metrics and pairs of the
+// cluster's nodes only: the simulator may name anything (live
+// measurements carry what agents say), and a name that is no node tells a
+// reader nothing, and may be long or need escaping. Without a node lister
+// it keeps all. It copies what it filters: sim's maps may be shared with
+// the next publication.
 func (pl *CustomScore) knownNodesOnly(sim *status.Simulation) {
 	if pl.nodes == nil {
 		return
@@ -32,9 +35,11 @@ func (pl *CustomScore) knownNodesOnly(sim *status.Simulation) {
 	if err != nil {
 		return
 	}
+	known := make(map[string]bool, len(nodes))
 	scores := make(map[string]int64, min(len(nodes), len(sim.MilliScores)))
 	var metrics map[string]status.NodeMetrics
 	for _, n := range nodes {
+		known[n.Name] = true
 		if s, ok := sim.MilliScores[n.Name]; ok {
 			scores[n.Name] = s
 		}
@@ -46,6 +51,28 @@ func (pl *CustomScore) knownNodesOnly(sim *status.Simulation) {
 		}
 	}
 	sim.MilliScores, sim.Metrics = scores, metrics
+	if sim.Pairs != nil {
+		sim.Pairs = pairsOf(sim.Pairs, known)
+	}
+}
+
+// pairsOf is the part of p between the known nodes.
+func pairsOf(p *status.Pairs, known map[string]bool) *status.Pairs {
+	out := &status.Pairs{}
+	for node, c := range p.Coordinates {
+		if known[node] {
+			if out.Coordinates == nil {
+				out.Coordinates = make(map[string]status.Coordinate, min(len(known), len(p.Coordinates)))
+			}
+			out.Coordinates[node] = c
+		}
+	}
+	for _, m := range p.Measured {
+		if known[m.From] && known[m.To] {
+			out.Measured = append(out.Measured, m)
+		}
+	}
+	return out
 }
 
 // statusSource returns the plugin's status as the publisher writes it: the
@@ -58,6 +85,9 @@ func (pl *CustomScore) statusSource(profileName string) func() status.ProfileSta
 	var described *network.Simulation
 	var meta network.Meta
 	var metrics map[string]status.NodeMetrics
+	// pairs is the described answer's pairs, once a profile that scores
+	// with NetworkPeers asked.
+	var pairs *status.Pairs
 	return func() status.ProfileStatus {
 		scored, fallbacks := pl.metrics.counts()
 		doc := status.ProfileStatus{
@@ -79,7 +109,7 @@ func (pl *CustomScore) statusSource(profileName string) func() status.ProfileSta
 			if newest != described {
 				// Read once per answer, off the cycle.
 				described, meta = newest, network.MetaOf(newest.Body)
-				metrics = nil
+				metrics, pairs = nil, nil
 				for node, m := range meta.Metrics {
 					if metrics == nil {
 						metrics = map[string]status.NodeMetrics{}
@@ -101,6 +131,14 @@ func (pl *CustomScore) statusSource(profileName string) func() status.ProfileSta
 				// The pods placed since change from one publication to the next.
 				doc.Simulator.Simulation.Metrics = pl.withCapacity(metrics, newest.Links(), *args, time.Now())
 			}
+			if scoresWith(doc.Scoring, status.NetworkPeers) {
+				// What NetworkPeers ranks a pod's peers by, so that a
+				// reader can cost them as it does.
+				if pairs == nil {
+					pairs = newest.Pairs().Status(func(string) bool { return true })
+				}
+				doc.Simulator.Simulation.Pairs = pairs
+			}
 			pl.knownNodesOnly(doc.Simulator.Simulation)
 		}
 		if pl.drift != nil {
@@ -109,6 +147,11 @@ func (pl *CustomScore) statusSource(profileName string) func() status.ProfileSta
 		}
 		return doc
 	}
+}
+
+// scoresWith reports whether the profile scores with plugin.
+func scoresWith(scoring []status.ScorePlugin, plugin string) bool {
+	return slices.ContainsFunc(scoring, func(p status.ScorePlugin) bool { return p.Name == plugin })
 }
 
 // capacityArgs is NetworkCapacity's args when the profile scores with it.

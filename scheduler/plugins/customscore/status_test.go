@@ -269,3 +269,54 @@ func TestStatusCountsLinks(t *testing.T) {
 		t.Errorf("n1's link counted without NetworkCapacity: %+v", c)
 	}
 }
+
+// peersHandle is informerHandle in a profile that scores with
+// CustomScorePlugin at weight 10 and NetworkPeers at 20.
+type peersHandle struct {
+	informerHandle
+}
+
+func (h peersHandle) ListPlugins() *config.Plugins {
+	return &config.Plugins{Score: config.PluginSet{Enabled: []config.Plugin{{Name: Name, Weight: 10}, {Name: status.NetworkPeers, Weight: 20}}}}
+}
+
+// A profile that scores with NetworkPeers publishes the answer's pairs,
+// between the cluster's nodes only, as the plugin reads them; a profile
+// without it publishes none.
+func TestStatusPublishesPairs(t *testing.T) {
+	body := `{"results":{"n1":{"score":0.9},"n2":{"score":0.5}},"timestamp":"2026-12-03T12:00:00Z","window_seconds":15,
+		"pairs":{"window_seconds":15,"coordinates":{
+			"n1":{"vec":[0.001,0],"error":0.1,"adjustment":0,"height":0.00001,"samples":9},
+			"n2":{"vec":[0.002,0],"error":0.2,"adjustment":0,"height":0.00001,"samples":9},
+			"agent-x":{"vec":[0.003,0],"error":0.2,"adjustment":0,"height":0.00001,"samples":9}},
+		"measured":[
+			{"from":"n1","to":"n2","latency_ms":{"value":1.5,"low":1.4,"high":1.6,"samples":9,"age_seconds":1}},
+			{"from":"n1","to":"agent-x","latency_ms":{"value":9,"low":8,"high":10,"samples":9,"age_seconds":1}}]}}`
+	srv, _ := countingServer(t, func(_ int32, w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(body)) })
+	h := peersHandle{handleWithNodes(t, "n1", "n2")}
+	profile.DeclareScoring(h, status.ScorePlugin{Name: status.NetworkPeers})
+	pl := newProfilePlugin(t, srv.URL, "", h)
+	scoreCycle(t, pl, nodeInfos("n1", "n2"))
+	source := pl.statusSource(plainProfile)
+	sim := source().Simulator.Simulation
+	want := &status.Pairs{
+		Coordinates: map[string]status.Coordinate{
+			"n1": {Vec: []float64{0.001, 0}, Error: 0.1, Height: 0.00001},
+			"n2": {Vec: []float64{0.002, 0}, Error: 0.2, Height: 0.00001},
+		},
+		Measured: []status.MeasuredPair{{From: "n1", To: "n2", LatencyMs: &status.PairEstimate{Value: 1.5, Low: 1.4, High: 1.6}}},
+	}
+	if diff := cmp.Diff(want, sim.Pairs); diff != "" || sim.PairsOmitted {
+		t.Errorf("pairs (omitted %t) (-want,+got):\n%s", sim.PairsOmitted, diff)
+	}
+	// The next publication of the same answer publishes the same pairs:
+	// filtering the first left the answer's own untouched.
+	if diff := cmp.Diff(want, source().Simulator.Simulation.Pairs); diff != "" {
+		t.Errorf("pairs published again (-want,+got):\n%s", diff)
+	}
+	plain := newProfilePlugin(t, srv.URL, "", handleWithNodes(t, "n1", "n2"))
+	scoreCycle(t, plain, nodeInfos("n1", "n2"))
+	if p := plain.statusSource(plainProfile)().Simulator.Simulation.Pairs; p != nil {
+		t.Errorf("pairs published without NetworkPeers: %+v", p)
+	}
+}

@@ -171,9 +171,12 @@ func (p *Publisher) publish(ctx context.Context, last []byte, lastAt time.Time) 
 var stampRoom = len(`"published":"2006-01-02T15:04:05.999999999+07:00",`)
 
 // encodeBounded encodes doc (Published unset) so that, stamped, it takes at
-// most maxBytes, leaving out the metrics, then the lowest-scored nodes,
-// when they do not fit. Each node's entry is sized as it encodes, escapes
-// included, and the final encoding is measured.
+// most maxBytes, leaving out the pairs between nodes, then the metrics,
+// then the lowest-scored nodes, when they do not fit. The pairs go first:
+// the largest part (a network coordinate of eight numbers for every
+// node), and of use only for the pods that declare peers. Each node's
+// score is sized as it encodes, escapes included, and the final encoding
+// is measured.
 func encodeBounded(doc *status.ProfileStatus, maxBytes int) ([]byte, error) {
 	limit := maxBytes - stampRoom
 	body, err := json.Marshal(doc)
@@ -181,6 +184,12 @@ func encodeBounded(doc *status.ProfileStatus, maxBytes int) ([]byte, error) {
 		return body, err
 	}
 	sim := doc.Simulator.Simulation
+	if sim.Pairs != nil {
+		sim.Pairs, sim.PairsOmitted = nil, true
+		if body, err = json.Marshal(doc); err != nil || len(body) <= limit {
+			return body, err
+		}
+	}
 	if sim.Metrics != nil {
 		sim.Metrics, sim.MetricsOmitted = nil, true
 		if body, err = json.Marshal(doc); err != nil || len(body) <= limit {

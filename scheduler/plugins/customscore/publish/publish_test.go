@@ -334,3 +334,84 @@ func TestEncodeBoundedEscapedNames(t *testing.T) {
 		t.Errorf("kept %d, omitted %d, want 5000 in all", len(sim.MilliScores), sim.Omitted)
 	}
 }
+
+// liveDoc is a live profile's document at n nodes: every node scored,
+// with its metrics and link as NetworkCapacity counts it, its
+// eight-dimensional network coordinate at full precision, and the pairs
+// between the first measured nodes measured directly.
+func liveDoc(n, measured int) *status.ProfileStatus {
+	scores, metrics := map[string]int64{}, map[string]status.NodeMetrics{}
+	pairs := &status.Pairs{Coordinates: map[string]status.Coordinate{}}
+	name := func(i int) string { return fmt.Sprintf("kns-3-worker-%04d", i) }
+	for i := range n {
+		l, b, p, u := 0.2+float64(i)/1e4, 950.5, 0.001, 12.25
+		scores[name(i)] = int64(900_000 - i)
+		metrics[name(i)] = status.NodeMetrics{LatencyMs: &l, BandwidthMbps: &b, PacketLoss: &p, LinkUseMbps: &u,
+			Capacity: &status.LinkCapacity{RankedBandwidthMbps: b, CountedMbps: 20, CountedPods: 2, CountedSince: time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC), FreeMbps: 918.25}}
+		vec := make([]float64, 8)
+		for d := range vec {
+			vec[d] = float64((i*(d+7))%997) / 3.7e6
+		}
+		pairs.Coordinates[name(i)] = status.Coordinate{Vec: vec, Error: 0.123456789, Adjustment: -1.23456789e-6, Height: 1.0123456789e-5}
+	}
+	for i := range measured {
+		for j := i + 1; j < measured; j++ {
+			e := &status.PairEstimate{Value: 0.412345, Low: 0.38912, High: 0.43456}
+			pairs.Measured = append(pairs.Measured, status.MeasuredPair{From: name(i), To: name(j), LatencyMs: e, PacketLoss: &status.PairEstimate{}})
+		}
+	}
+	return &status.ProfileStatus{Profile: "kns-3-scheduler", Scoring: []status.ScorePlugin{{Name: status.NetworkPeers, Weight: 20}},
+		Simulator: status.Simulator{Simulation: &status.Simulation{MilliScores: scores, Metrics: metrics, Pairs: pairs}}}
+}
+
+// TestEncodeBoundedPairsFirst: the pairs go before the metrics and the
+// scores. A small cluster's document holds them all; at 5000 nodes (3.5
+// MB in full) the document stays within the bound, a quarter of what a
+// ConfigMap holds, says the pairs were left out, and keeps every score; a document whose metrics fit without the pairs keeps its
+// metrics.
+func TestEncodeBoundedPairsFirst(t *testing.T) {
+	decode := func(body []byte) *status.Simulation {
+		t.Helper()
+		var got status.ProfileStatus
+		if err := json.Unmarshal(body, &got); err != nil {
+			t.Fatal(err)
+		}
+		return got.Simulator.Simulation
+	}
+	body, err := encodeBounded(liveDoc(50, 10), maxBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sim := decode(body); sim.PairsOmitted || sim.Pairs == nil || len(sim.Pairs.Coordinates) != 50 || len(sim.Pairs.Measured) != 45 || sim.MetricsOmitted {
+		t.Errorf("50 nodes: pairs omitted %t, %d coordinates; want all 50 and 45 measured pairs, with the metrics", sim.PairsOmitted, len(sim.Pairs.Coordinates))
+	}
+	full, err := json.Marshal(liveDoc(5000, 100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err = encodeBounded(liveDoc(5000, 100), maxBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("5000 nodes: %d bytes in full, %d bounded", len(full), len(body))
+	if len(body)+stampRoom > maxBytes {
+		t.Errorf("5000 nodes: %d bytes stamped, over the bound %d", len(body)+stampRoom, maxBytes)
+	}
+	if sim := decode(body); sim.Pairs != nil || !sim.PairsOmitted || len(sim.MilliScores) != 5000 {
+		t.Errorf("5000 nodes: pairs %v (omitted %t), %d scores; want the pairs left out, and said so, and every score in", sim.Pairs != nil, sim.PairsOmitted, len(sim.MilliScores))
+	}
+	// Room for the metrics without the pairs: the metrics stay.
+	doc := liveDoc(300, 0)
+	doc.Simulator.Simulation.Pairs = nil
+	withoutPairs, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err = encodeBounded(liveDoc(300, 0), len(withoutPairs)+len(`,"pairsOmitted":true`)+stampRoom)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sim := decode(body); !sim.PairsOmitted || sim.MetricsOmitted || len(sim.Metrics) != 300 {
+		t.Errorf("pairs omitted %t, metrics omitted %t (%d); want the pairs out and the metrics in", sim.PairsOmitted, sim.MetricsOmitted, len(sim.Metrics))
+	}
+}
