@@ -9,12 +9,14 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 	st "k8s.io/kubernetes/pkg/scheduler/testing"
 
 	"kns3.dev/kns3/installclient"
@@ -80,8 +82,13 @@ func cluster(objs ...runtime.Object) []runtime.Object {
 // into a pod.
 func run(t *testing.T, objs []runtime.Object, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
+	return runAgainst(t, fake.NewClientset(objs...), args...)
+}
+
+// runAgainst is run against client.
+func runAgainst(t *testing.T, client *fake.Clientset, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
 	streams, _, out, errOut := genericiooptions.NewTestIOStreams()
-	client := fake.NewClientset(objs...)
 	o := &options{config: genericclioptions.NewConfigFlags(true), streams: streams, now: func() time.Time { return now }}
 	o.connect = func() (string, kubernetes.Interface, error) {
 		ns := "default"
@@ -251,6 +258,73 @@ func TestExplain(t *testing.T) {
 				tc.checkJSON(t, &e)
 			}
 		})
+	}
+}
+
+// TestExplainPeers: for a pod that declares peers, in a profile that
+// scores with NetworkPeers, explain lists the pods of its namespace that
+// its selectors match, and only those, and works out what reaching them
+// costs from each candidate; refused the list, it says NetworkPeers is
+// not worked out, and why, and explains the rest.
+func TestExplainPeers(t *testing.T) {
+	client := st.MakePod().Namespace("ns").Name("client").UID("c").SchedulerName("kns-3-scheduler").Node("a").
+		Annotation("kns-3-scheduler/peers", "app=server").Obj()
+	server := st.MakePod().Namespace("ns").Name("server").UID("s").Label("app", "server").Node("b").Obj()
+	bystander := st.MakePod().Namespace("ns").Name("bystander").UID("x").Label("app", "web").Node("b").Obj()
+	elsewhere := st.MakePod().Namespace("other").Name("server").UID("o").Label("app", "server").Node("a").Obj()
+	status := published(func(d *schedstatus.ProfileStatus) {
+		d.Scoring = []schedstatus.ScorePlugin{{Name: schedstatus.CustomScorePlugin, Weight: 10}, {Name: schedstatus.NetworkPeers, Weight: 20}}
+		d.Simulator.Simulation.Pairs = &schedstatus.Pairs{Coordinates: map[string]schedstatus.Coordinate{
+			"a": {Vec: []float64{0, 0}}, "b": {Vec: []float64{0.002, 0}}}}
+	})
+	objs := cluster(schedulerPod(), client, server, bystander, elsewhere, status)
+
+	fc := fake.NewClientset(objs...)
+	out, _, err := runAgainst(t, fc, "explain", "client", "-n", "ns", "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var e output.Explanation
+	if err := json.Unmarshal([]byte(out), &e); err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	// b hosts the server: cost 0, 100 points; a 2 ms away: 1.
+	if e.Peers == nil || len(e.Peers.Hosts) != 1 || e.Peers.Hosts[0] != (output.PeerHost{Node: "b", Pods: 1}) || len(e.Unrecomputed) != 0 {
+		data, _ := json.Marshal(e)
+		t.Fatalf("explanation %s: want the server on b as the pod's only peer", data)
+	}
+	for _, r := range e.Nodes {
+		want := map[string]float64{"a": 2, "b": 0}
+		if ms, ok := want[r.Node]; ok && (r.PeersCost == nil || !r.PeersCost.Known || r.PeersCost.Ms != ms) {
+			t.Errorf("%s: peers cost %+v, want %g ms", r.Node, r.PeersCost, ms)
+		}
+	}
+	listed := 0
+	for _, a := range fc.Actions() {
+		if a.GetVerb() == "list" && a.GetResource().Resource == "pods" && a.GetNamespace() == "ns" {
+			listed++
+			if sel := a.(k8stesting.ListAction).GetListRestrictions().Labels.String(); sel != "app=server" {
+				t.Errorf("pods listed with selector %q, want the pod's peers annotation's", sel)
+			}
+		}
+	}
+	if listed != 1 {
+		t.Errorf("pods of the pod's namespace listed %d times, want once", listed)
+	}
+
+	forbidden := fake.NewClientset(objs...)
+	forbidden.PrependReactor("list", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if a.GetNamespace() != "ns" {
+			return false, nil, nil
+		}
+		return true, nil, apierrors.NewForbidden(v1.Resource("pods"), "", errors.New("no list here"))
+	})
+	out, _, err = runAgainst(t, forbidden, "explain", "client", "-n", "ns")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "Not worked out: NetworkPeers: the pod's peers could not be listed: listing the pods of namespace ns that \"app=server\" selects: pods is forbidden") {
+		t.Errorf("output does not say NetworkPeers is not worked out, and why:\n%s", out)
 	}
 }
 

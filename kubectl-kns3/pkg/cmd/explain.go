@@ -6,8 +6,13 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/pager"
 
 	"kns3.dev/kns3/installclient"
 	output "kns3.dev/kns3/kubectl-kns3/pkg/apis/output/v1alpha1"
@@ -36,8 +41,10 @@ func newExplainCommand(o *options) *cobra.Command {
 that placed it and the KNS-3 plugin that decided) or, for a pending pod, the scheduler's last
 FailedScheduling message. Each row: KNS-3's filter verdict on the node's current labels and the
 pod's annotation (and upstream's unschedulable and taint checks), the node's score in the newest
-simulation the pod's profile holds and its link (as its scheduler published them), the
-normalized score each KNS-3 plugin of the profile makes of them among the candidates, their sum
+simulation the pod's profile holds and its link (as its scheduler published them), what reaching
+the pod's peers costs from it (for a pod that declares peers, in a profile that scores with
+NetworkPeers: the pods of its namespace its annotation selects are listed), the normalized score
+each KNS-3 plugin of the profile makes of them among the candidates, their sum
 at the profile's weights, which ranks the candidates, and whether the pod is there. The status is
 read after the placement, so these may differ from what the placement event records; when the
 node ranked first is not the pod's, the command says why it may not be.`,
@@ -73,6 +80,30 @@ func (e *NotKNS3Error) Error() string {
 	}
 	return fmt.Sprintf("pod %s is scheduled by %q, which is not a KNS-3 profile (KNS-3 profiles: %s)",
 		safetext.Line(e.Pod), e.SchedulerName, strings.Join(profiles, ", "))
+}
+
+// listPeers lists the pods of namespace that any of selectors matches,
+// each once, page by page.
+func listPeers(ctx context.Context, client kubernetes.Interface, namespace string, selectors []string) ([]v1.Pod, error) {
+	var out []v1.Pod
+	seen := map[types.UID]bool{}
+	for _, selector := range selectors {
+		p := pager.New(pager.SimplePageFunc(func(opts metav1.ListOptions) (runtime.Object, error) {
+			return client.CoreV1().Pods(namespace).List(ctx, opts)
+		}))
+		p.PageSize = installclient.PageSize
+		err := p.EachListItem(ctx, metav1.ListOptions{LabelSelector: selector}, func(obj runtime.Object) error {
+			if pod, ok := obj.(*v1.Pod); ok && !seen[pod.UID] {
+				seen[pod.UID] = true
+				out = append(out, *pod)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("listing the pods of namespace %s that %q selects: %w", namespace, selector, err)
+		}
+	}
+	return out, nil
 }
 
 // explain gathers what explain.Build needs, warning of what is partial
@@ -119,6 +150,13 @@ func (o *options) explain(ctx context.Context, name string) (*output.Explanation
 	input.PlacementEvent, input.LastFailedScheduling, err = installclient.PodEvents(ctx, client, pod, o.now())
 	if err != nil {
 		return nil, err
+	}
+	if selectors := explain.PeerSelectors(pod, prof.Scoring); len(selectors) > 0 {
+		// Without them NetworkPeers' points are not worked out, and the
+		// explanation says why: no reason to fail the rest.
+		if input.Peers, err = listPeers(ctx, client, ns, selectors); err != nil {
+			input.PeersError = err.Error()
+		}
 	}
 	now := o.now()
 	sim := prof.Simulator

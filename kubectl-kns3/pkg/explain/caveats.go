@@ -3,6 +3,7 @@ package explain
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	output "kns3.dev/kns3/kubectl-kns3/pkg/apis/output/v1alpha1"
@@ -41,11 +42,16 @@ func caveats(e *output.Explanation, in Input, worked *placement.Decision) []stri
 	if sim := in.Simulation; sim != nil {
 		placed := capacity.PlacedAt(in.Pod, time.Time{})
 		if !placed.IsZero() && sim.Timestamp.After(placed) {
+			what := "the links and scores"
+			if e.Peers != nil && scoresWith(e, status.NetworkPeers) {
+				what = "the links, the pairs between nodes and the scores"
+			}
 			out = append(out, fmt.Sprintf("the status is newer than the placement: the simulation was sampled %s after the pod was placed, "+
-				"so the links and scores may have changed since, the pod's own traffic among what changed them", sim.Timestamp.Sub(placed).Round(time.Second)))
+				"so %s may have changed since, the pod's own traffic among what changed them", sim.Timestamp.Sub(placed).Round(time.Second), what))
 		}
 	}
-	if scoresCapacity(e) && !countsPods(in) {
+	out = append(out, peersCaveats(e, in)...)
+	if scoresWith(e, status.NetworkCapacity) && !countsPods(in) {
 		out = append(out, "the status does not say which pods are counted on each link (a scheduler older than this kubectl kns3): "+
 			"pods placed since the measurement are not counted here, and the pod's own need cannot be told apart")
 	}
@@ -59,9 +65,9 @@ func caveats(e *output.Explanation, in Input, worked *placement.Decision) []stri
 	return out
 }
 
-// scoresCapacity reports whether e's profile scores with NetworkCapacity.
-func scoresCapacity(e *output.Explanation) bool {
-	return slices.ContainsFunc(e.Scoring, func(p output.ScoringPlugin) bool { return p.Name == status.NetworkCapacity })
+// scoresWith reports whether e's profile scores with plugin.
+func scoresWith(e *output.Explanation, plugin string) bool {
+	return slices.ContainsFunc(e.Scoring, func(p output.ScoringPlugin) bool { return p.Name == plugin })
 }
 
 // countsPods reports whether the status says, of any link, what
@@ -76,4 +82,27 @@ func countsPods(in Input) bool {
 		}
 	}
 	return len(in.Simulation.Metrics) == 0
+}
+
+// peersCaveats says how the pod's peers, as NetworkPeers' points are
+// worked out here, may differ from those the cycle that placed it saw.
+func peersCaveats(e *output.Explanation, in Input) []string {
+	p := e.Peers
+	if p == nil || !scoresWith(e, status.NetworkPeers) {
+		return nil
+	}
+	var out []string
+	if p.PlacedAfterCount > 0 {
+		named := strings.Join(p.PlacedAfter, ", ")
+		if p.PlacedAfterCount > len(p.PlacedAfter) {
+			named += fmt.Sprintf(" and %d more", p.PlacedAfterCount-len(p.PlacedAfter))
+		}
+		out = append(out, fmt.Sprintf("%d of the pod's peers were placed after it (%s): the cycle that placed it did not see them, "+
+			"and they change what reaching its peers costs from each node; peers that have left since are not seen here", p.PlacedAfterCount, named))
+	}
+	if p.TrafficMbps > 0 && in.Simulation != nil && in.Simulation.MetricsOmitted {
+		out = append(out, "the status leaves out the links' metrics: the share of a pair's free bandwidth the pod's traffic would take "+
+			"is worked out here without the traffic measured on the links")
+	}
+	return out
 }

@@ -1,8 +1,9 @@
 // Package explain says, node by node, why the KNS-3 scheduler put a pod
 // where it did: the KNS-3 filter's verdict on the node's current labels
 // and the pod's annotation, the node's score in the newest simulation and
-// its link, the score each KNS-3 plugin of the pod's profile makes of
-// them among the candidates (points.go), their sum at the profile's
+// its link, what reaching the pod's peers costs from it, the score each
+// KNS-3 plugin of the pod's profile makes of them among the candidates
+// (points.go, peers.go), their sum at the profile's
 // weights, which ranks the candidates, the plugin that decided, and the
 // pod's placement event. Everything here is a pure function of objects
 // the caller fetched, so it is table-tested without a cluster.
@@ -40,6 +41,12 @@ type Input struct {
 	// weights, as its scheduler published them; empty: CustomScorePlugin
 	// alone is assumed (AssumedScoring).
 	Scoring []status.ScorePlugin
+	// Peers are the pods of the pod's namespace that its peers annotation
+	// selects (PeerSelectors), as the API server lists them, for a profile
+	// that scores with NetworkPeers; PeersError says why they could not be
+	// listed.
+	Peers      []v1.Pod
+	PeersError string
 	// PlacementEvent is the note of the pod's newest placement event and
 	// LastFailedScheduling the message of its newest FailedScheduling
 	// event (or its PodScheduled condition), "" when there is none.

@@ -43,6 +43,13 @@ func pluginPoints(e *output.Explanation, in Input, scoring []status.ScorePlugin)
 				e.Unrecomputed = append(e.Unrecomputed, p.Name+": "+why)
 				continue
 			}
+		case status.NetworkPeers:
+			var why string
+			scores, why = peersPoints(e, in, candidates)
+			if why != "" {
+				e.Unrecomputed = append(e.Unrecomputed, p.Name+": "+why)
+				continue
+			}
 		default:
 			e.Unrecomputed = append(e.Unrecomputed, p.Name+": a plugin this kubectl kns3 does not know")
 			continue

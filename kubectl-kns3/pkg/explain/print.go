@@ -51,6 +51,9 @@ func Print(w io.Writer, e *output.Explanation, now time.Time) error {
 	if line := decidedLine(e); line != "" {
 		fmt.Fprintln(tw, line)
 	}
+	if e.Peers != nil {
+		fmt.Fprintln(tw, peersLine(e.Peers))
+	}
 	fmt.Fprintln(tw)
 	printTable(tw, e)
 	if err := tw.Flush(); err != nil {
@@ -128,12 +131,16 @@ func printTable(tw io.Writer, e *output.Explanation) {
 		return r.LatencyMs != nil || r.BandwidthMbps != nil || r.PacketLoss != nil
 	})
 	withLinks := slices.ContainsFunc(e.Nodes, func(r output.Row) bool { return r.LinkUseMbps != nil || r.FreeMbps != nil })
+	withPeers := slices.ContainsFunc(e.Nodes, func(r output.Row) bool { return r.PeersCost != nil })
 	header := "NODE\tKNS-3 FILTER\tSIMULATOR SCORE\t"
 	if withMetrics {
 		header += "LATENCY\tBANDWIDTH\tLOSS\t"
 	}
 	if withLinks {
 		header += "LINK USE\tFREE\t"
+	}
+	if withPeers {
+		header += "PEERS COST\t"
 	}
 	for _, p := range e.Scoring {
 		header += fmt.Sprintf("%s ×%d\t", strings.ToUpper(safetext.Line(p.Name)), p.Weight)
@@ -167,6 +174,9 @@ func printTable(tw io.Writer, e *output.Explanation) {
 			}
 			cells = append(cells, metric(r.LinkUseMbps, "%.1f Mbit/s", 1), free)
 		}
+		if withPeers {
+			cells = append(cells, peersCost(r.PeersCost))
+		}
 		for _, p := range e.Scoring {
 			cell := "-"
 			for _, s := range r.Scores {
@@ -189,6 +199,54 @@ func printTable(tw io.Writer, e *output.Explanation) {
 		cells = append(cells, points, rank, pod, safetext.Line(reason))
 		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}
+}
+
+// peersLine says what the pod declares of its peers, where they are, and
+// why NetworkPeers gives no points when it gives none.
+func peersLine(p *output.Peers) string {
+	line := fmt.Sprintf("Peers (%s)", strconv.Quote(safetext.Line(p.Selectors)))
+	if p.TrafficMbps > 0 {
+		line = fmt.Sprintf("Peers (%s, %s Mbit/s)", strconv.Quote(safetext.Line(p.Selectors)), strconv.FormatFloat(p.TrafficMbps, 'g', 4, 64))
+	}
+	switch {
+	case p.Invalid != "":
+		line += ": the annotations cannot be read (" + safetext.Line(p.Invalid) + ")"
+	case len(p.Hosts) == 0:
+		line += ": none placed"
+	default:
+		parts := make([]string, len(p.Hosts))
+		for i, h := range p.Hosts {
+			parts[i] = fmt.Sprintf("%d on %s", h.Pods, safetext.Line(h.Node))
+		}
+		line += ": " + strings.Join(parts, ", ")
+	}
+	if p.Skipped != "" {
+		line += "; NetworkPeers gives no points: " + safetext.Line(p.Skipped)
+	}
+	return line + "."
+}
+
+// peersCost is a row's PEERS COST cell: the cost in ms, and what it
+// ranks at when a tie moved it; "?" when unknown, "-" when not costed.
+func peersCost(c *output.PeersCost) string {
+	switch {
+	case c == nil:
+		return "-"
+	case !c.Known:
+		return "?"
+	case c.RankedMs != c.Ms:
+		return fmt.Sprintf("%s ms (as %s)", ms(c.Ms), ms(c.RankedMs))
+	}
+	return ms(c.Ms) + " ms"
+}
+
+// ms writes a duration in milliseconds to two significant digits, as the
+// placement event's note does.
+func ms(v float64) string {
+	if v >= 10 {
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(v, 'g', 2, 64)
 }
 
 // metric formats v×scale with format, "-" when unknown.

@@ -53,6 +53,10 @@ type Explanation struct {
 	// (SimulatorError says why).
 	Simulation     *Simulation `json:"simulation,omitempty"`
 	SimulatorError string      `json:"simulatorError,omitempty"`
+	// Peers is what the pod declares of its peers and where they are now,
+	// as NetworkPeers reads them; nil when the profile does not score with
+	// NetworkPeers or the pod declares no peers by annotation.
+	Peers *Peers `json:"peers,omitempty"`
 	// Nodes has one row per node: candidates by points, most first (by
 	// name among equals), then the other nodes, by name.
 	Nodes []Row `json:"nodes"`
@@ -77,6 +81,58 @@ type ScoringPlugin struct {
 type PluginScore struct {
 	Plugin     string `json:"plugin"`
 	Normalized int64  `json:"normalized"`
+}
+
+// Peers is a pod's peers as NetworkPeers finds them: the pods of its
+// namespace that its annotation's selectors match, other than itself,
+// placed on a node and not finished or leaving.
+type Peers struct {
+	// Selectors is the pod's peers annotation; TrafficMbps its declared
+	// traffic to them all, 0 when it declares none.
+	Selectors   string  `json:"selectors"`
+	TrafficMbps float64 `json:"trafficMbps,omitempty"`
+	// Invalid says why the annotations cannot be read: the scheduler then
+	// places the pod as if it declared no peers.
+	Invalid string `json:"invalid,omitempty"`
+	// Hosts are the nodes that host the peers now, most peers first.
+	Hosts []PeerHost `json:"hosts,omitempty"`
+	// PlacedAfter names the peers (namespace/name on node) placed after
+	// the pod, which the cycle that placed it did not see, at most 5;
+	// PlacedAfterCount counts them all.
+	PlacedAfter      []string `json:"placedAfter,omitempty"`
+	PlacedAfterCount int      `json:"placedAfterCount,omitempty"`
+	// Skipped says why NetworkPeers gives the candidates no points, as its
+	// PreScore would skip: no peer placed, no pairs in the simulation, no
+	// candidate's cost known. Empty when it scores them.
+	Skipped string `json:"skipped,omitempty"`
+}
+
+// PeerHost is a node that hosts peers of the pod, and how many.
+type PeerHost struct {
+	Node string `json:"node"`
+	Pods int    `json:"pods"`
+}
+
+// PeersCost is what reaching the pod's peers costs from a candidate, as
+// NetworkPeers ranks it: the traffic-weighted mean over the peers' nodes
+// of a round trip's cost (its round trip, stretched by the share of the
+// pair's free bandwidth the pod's traffic would take, plus 200 ms per lost
+// packet), in milliseconds.
+type PeersCost struct {
+	// Known is false when a pair to one of the peers' nodes is not known
+	// (neither measured nor estimated by coordinates): the candidate then
+	// scores 0.
+	Known bool `json:"known"`
+	// Ms is the cost, in [LowMs, HighMs]; RankedMs is the cost it ranks at
+	// once costs within each other's noise, or too close to count, tie.
+	Ms       float64 `json:"ms,omitempty"`
+	LowMs    float64 `json:"lowMs,omitempty"`
+	HighMs   float64 `json:"highMs,omitempty"`
+	RankedMs float64 `json:"rankedMs,omitempty"`
+	// Measured and Estimated count the pairs to the peers' nodes measured
+	// directly and estimated by the nodes' coordinates.
+	Measured  int `json:"measured,omitempty"`
+	Estimated int `json:"estimated,omitempty"`
 }
 
 // Simulation describes the simulator's answer the scores come from.
@@ -124,6 +180,10 @@ type Row struct {
 	// not score with NetworkCapacity or the link is not described.
 	FreeMbps    *float64 `json:"freeMbps,omitempty"`
 	OwnNeedMbps float64  `json:"ownNeedMbps,omitempty"`
+	// PeersCost is what reaching the pod's peers costs from the node, as
+	// NetworkPeers ranks it; nil for a non-candidate, and when NetworkPeers
+	// costs no node (Explanation.Peers says why).
+	PeersCost *PeersCost `json:"peersCost,omitempty"`
 	// Scores are each KNS-3 plugin's normalized score among the candidates
 	// (nodes that pass the checks above), in Scoring's order, as its
 	// NormalizeScore would make them; a plugin its PreScore would skip
