@@ -40,14 +40,14 @@ func newExplainCommand(o *options) *cobra.Command {
 		Long: `Above a table with one row per node, the pod's placement event (the scores of the cycle
 that placed it and the KNS-3 plugin that decided) or, for a pending pod, the scheduler's last
 FailedScheduling message. Each row: KNS-3's filter verdict on the node's current labels and the
-pod's annotation (and upstream's unschedulable and taint checks), the node's score in the newest
-simulation the pod's profile holds and its link (as its scheduler published them), what reaching
-the pod's peers costs from it (for a pod that declares peers, in a profile that scores with
-NetworkPeers: the pods of its namespace its annotation selects are listed), the normalized score
-each KNS-3 plugin of the profile makes of them among the candidates, their sum
-at the profile's weights, which ranks the candidates, and whether the pod is there. The status is
-read after the placement, so these may differ from what the placement event records; when the
-node ranked first is not the pod's, the command says why it may not be.`,
+pod's annotation (and upstream's unschedulable, taint and required node affinity checks), the
+node's score in the newest simulation the pod's profile holds and its link (as its scheduler
+published them), what reaching the pod's peers costs from it (for a pod that declares peers, in a
+profile that scores with NetworkPeers: the pods of its namespace its annotation selects are
+listed), the normalized score each KNS-3 plugin of the profile makes of them among the
+candidates, their sum at the profile's weights, which ranks the candidates, and whether the pod
+is there. The status is read after the placement, so these may differ from what the placement
+event records; when the node ranked first is not the pod's, the command says why it may not be.`,
 		Example: explainExample,
 		Args:    cobra.ExactArgs(1),
 		PreRunE: func(*cobra.Command, []string) error { return out.validate() },

@@ -34,10 +34,10 @@ func caveats(e *output.Explanation, in Input, worked *placement.Decision) []stri
 	}
 	var out []string
 	if own == nil || !own.Candidate() {
-		out = append(out, "the pod's node is no candidate now (KNS-3's filter, a taint or a cordon refuses it): "+
+		out = append(out, "the pod's node is no candidate now (KNS-3's filter, a taint, a cordon or the pod's node affinity refuses it): "+
 			"its labels, taints or cordon may have changed since the placement")
 	}
-	out = append(out, "resources, node and pod affinity and spread are the scheduler's to judge and are not evaluated here: "+
+	out = append(out, "resources, pod affinity and spread are the scheduler's to judge and are not evaluated here: "+
 		"a node ranked above the pod's may not have been feasible for it, and the profile's other score plugins add points not counted here")
 	if sim := in.Simulation; sim != nil {
 		placed := capacity.PlacedAt(in.Pod, time.Time{})

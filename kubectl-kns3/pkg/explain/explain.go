@@ -1,6 +1,8 @@
 // Package explain says, node by node, why the KNS-3 scheduler put a pod
 // where it did: the KNS-3 filter's verdict on the node's current labels
-// and the pod's annotation, the node's score in the newest simulation and
+// and the pod's annotation (and upstream's checks that can be told from
+// the pod and the node alone: cordons, taints, required node affinity),
+// the node's score in the newest simulation and
 // its link, what reaching the pod's peers costs from it, the score each
 // KNS-3 plugin of the pod's profile makes of them among the candidates
 // (points.go, peers.go), their sum at the profile's
@@ -16,6 +18,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 
 	output "kns3.dev/kns3/kubectl-kns3/pkg/apis/output/v1alpha1"
 	"kns3.dev/kns3/scheduler/apis/config"
@@ -89,9 +92,10 @@ func Build(in Input) *output.Explanation {
 		metrics, scores = s.Metrics, s.MilliScores
 		e.Simulation = &output.Simulation{Received: metav1.NewTime(s.Received), Source: s.Source, Timestamp: metav1.NewTime(s.Timestamp), WindowSeconds: s.WindowSeconds, Omitted: s.Omitted}
 	}
+	affinity := nodeaffinity.GetRequiredNodeAffinity(in.Pod)
 	for _, n := range in.Nodes {
 		v := placement.Judge(in.Pod, &n)
-		row := output.Row{Node: n.Name, Filter: output.Pass, Other: v.Other, Chosen: n.Name == e.Node}
+		row := output.Row{Node: n.Name, Filter: output.Pass, Other: cmp.Or(v.Other, affinityRejects(affinity, &n)), Chosen: n.Name == e.Node}
 		if v.Filter != "" {
 			row.Filter, row.FilterReason = output.Reject, v.Filter
 		}
@@ -119,6 +123,22 @@ func Build(in Input) *output.Explanation {
 		return cmp.Or(cmp.Compare(pointsOf(b), pointsOf(a)), cmp.Compare(a.Node, b.Node))
 	})
 	return e
+}
+
+// ErrReasonNodeAffinity is a row's Other for a node the pod's required
+// node affinity or node selector excludes, as upstream's NodeAffinity
+// filter does.
+const ErrReasonNodeAffinity = "node didn't match the pod's node affinity/selector"
+
+// affinityRejects is why upstream's NodeAffinity filter rejects node for
+// the pod whose required affinity is affinity, "" when it passes it. An
+// affinity that does not parse is matched as the filter matches it,
+// ignoring the parse errors.
+func affinityRejects(affinity nodeaffinity.RequiredNodeAffinity, node *v1.Node) string {
+	if match, _ := affinity.Match(node); !match {
+		return ErrReasonNodeAffinity
+	}
+	return ""
 }
 
 // pointsOf is a row's points, -1 without any, for sorting.

@@ -106,7 +106,7 @@ func TestCaveats(t *testing.T) {
 	}
 	e := Build(Input{Pod: burstPod("worker3", sampled.Add(-time.Hour)), Nodes: demoNodes, Simulation: s, Scoring: liveScoring, Now: sampled})
 	if rowOf(e, "worker2").Rank != 1 || len(e.Caveats) < 2 ||
-		!strings.Contains(e.Caveats[0], "resources, node and pod affinity and spread") || !strings.Contains(e.Caveats[1], "newer than the placement") {
+		!strings.Contains(e.Caveats[0], "resources, pod affinity and spread") || !strings.Contains(e.Caveats[1], "newer than the placement") {
 		t.Errorf("worker2 rank %d, caveats %q: want worker2 first, and why the pod may not be there", rowOf(e, "worker2").Rank, e.Caveats)
 	}
 	// The event says NetworkCapacity decided; worked out from the status

@@ -128,6 +128,31 @@ func TestPeersRankThePodsNode(t *testing.T) {
 	}
 }
 
+// TestPeersNodeAffinity: a client held off its server's node by its
+// node affinity. The server's node would cost nothing and rank first; it
+// is no candidate, as upstream's NodeAffinity filter rejects it, and the
+// client's node ranks first among those it could go to.
+func TestPeersNodeAffinity(t *testing.T) {
+	in := peersInput()
+	client := st.MakePod().Name("client-0").SchedulerName("kns-3-scheduler").Label("app", "client").
+		Annotation(peers.PeersAnnotation, "app=server").Toleration(controlPlane.Key).
+		NodeAffinityNotIn(placement.LabelCapability, []string{placement.ValueRigorous})
+	in.Pod = placedPod(client, "cp", sampled.Add(2*time.Second))
+	in.Peers = []v1.Pod{*placedPod(st.MakePod().Name("server-1").Label("app", "server"), "worker2", sampled.Add(-time.Hour))}
+	in.PlacementEvent = ""
+	e := Build(in)
+	if r := rowOf(e, "worker2"); r.Candidate() || r.Other != ErrReasonNodeAffinity {
+		t.Errorf("worker2: candidate %t (%q), want rejected by the pod's node affinity", r.Candidate(), r.Other)
+	}
+	want := map[string]string{"cp": "100 3.7 ms", "worker3": "0 ?"}
+	if diff := cmp.Diff(want, peersScores(e)); diff != "" {
+		t.Errorf("NetworkPeers' scores and costs (-want +got):\n%s", diff)
+	}
+	if own := rowOf(e, "cp"); own.Rank != 1 || e.DecidedBy != status.NetworkPeers {
+		t.Errorf("cp ranked %d, decided by %q; want cp first, by NetworkPeers", own.Rank, e.DecidedBy)
+	}
+}
+
 // TestPeersNotWorkedOut: what NetworkPeers needs and the status or the
 // API server does not give is named, and the plugin is left out of the
 // points; a pod that declares no peers, or none that is placed, gets no

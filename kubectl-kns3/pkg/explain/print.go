@@ -71,10 +71,10 @@ func Print(w io.Writer, e *output.Explanation, now time.Time) error {
 	for _, u := range e.Unrecomputed {
 		fmt.Fprintf(w, "Not worked out: %s.\n", safetext.Line(u))
 	}
-	// Resources, affinity and spread are the scheduler's to judge: the
-	// placement event and FailedScheduling say what it found.
-	_, err := fmt.Fprintln(w, "\nCandidates (scored, ranked) are the nodes KNS-3's filter, taints and cordons leave; resources,\n"+
-		"node and pod affinity and spread are not evaluated here: the placement event says what the scheduler found.")
+	// Resources, pod affinity and spread are the scheduler's to judge:
+	// the placement event and FailedScheduling say what it found.
+	_, err := fmt.Fprintln(w, "\nCandidates (scored, ranked) are the nodes KNS-3's filter, taints, cordons and the pod's node affinity\n"+
+		"leave; resources, pod affinity and spread are not evaluated here: the placement event says what the scheduler found.")
 	return err
 }
 

@@ -155,9 +155,10 @@ type Row struct {
 	Filter       string `json:"filter"`
 	FilterReason string `json:"filterReason,omitempty"`
 	// Other names a check of upstream's filters the node fails that
-	// Build can tell from the node alone: unschedulable, an untolerated
-	// NoSchedule or NoExecute taint. Resources, affinity and the like
-	// are left to the scheduler's FailedScheduling message.
+	// Build can tell from the pod and the node alone: unschedulable, an
+	// untolerated NoSchedule or NoExecute taint, the pod's required node
+	// affinity or node selector. Resources, pod affinity and the like are
+	// left to the scheduler's FailedScheduling message.
 	Other string `json:"otherFilters,omitempty"`
 	// SimulatorScore is the node's score in the newest simulation; nil
 	// when it has none for the node.
