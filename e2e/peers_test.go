@@ -6,7 +6,9 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -16,6 +18,8 @@ import (
 
 	"kns3.dev/kns3/internal/conditions"
 	"kns3.dev/kns3/internal/netshape"
+	output "kns3.dev/kns3/kubectl-kns3/pkg/apis/output/v1alpha1"
+	schedstatus "kns3.dev/kns3/scheduler/apis/status"
 	"kns3.dev/kns3/scheduler/plugins/networkpeers"
 	"kns3.dev/kns3/simulator/api"
 )
@@ -28,7 +32,9 @@ const peerClients = 3
 // rigorous worker alone (slow and lossy, both nodes otherwise healthy) and
 // places a server on the rigorous worker; its clients, declared as its
 // peers and free to go to the plain worker or the control plane, must all
-// go to the control plane, whose path to the server is good. Then, with
+// go to the control plane, whose path to the server is good, and kubectl
+// kns3 explain, on the first client, ranks its node first by the same
+// points, worked out from the published status. Then, with
 // the server deleted, a new server and a client created in the same burst:
 // the client sees the server the scheduler has just placed, and goes to
 // the control plane too. Healed, the two paths tie again within two
@@ -71,6 +77,7 @@ func (c *cluster) peersGoNearTheirServer(ctx context.Context) {
 		c.awaitPlaced(ctx, name, cp)
 		c.t.Logf("%s: %s", name, c.placementEvent(name))
 	}
+	c.peersExplained("client-0", cp)
 
 	// One burst: the server and a client together.
 	c.deleteAll(ctx, "peers")
@@ -107,6 +114,49 @@ func (c *cluster) peersGoNearTheirServer(ctx context.Context) {
 		c.t.Errorf("healed, the plain worker and the control plane should tie for the server's client: NetworkPeers %d and %d", here, there)
 	}
 	c.deleteAll(ctx, "peers")
+}
+
+// peersExplained runs kubectl kns3 explain, in this process, on client
+// (on node, near its server, the shaped pair still slow and lossy): worked
+// out from the published status and the pods of the namespace, the node
+// it ranks first is the client's, with NetworkPeers' score and what
+// reaching the server costs in every candidate's row.
+func (c *cluster) peersExplained(client, node string) {
+	c.t.Helper()
+	c.awaitPublished("the pairs to the server's node in the status", func(d schedstatus.ProfileStatus) bool {
+		sim := d.Simulator.Simulation
+		if sim == nil || sim.Pairs == nil {
+			return false
+		}
+		measured := slices.ContainsFunc(sim.Pairs.Measured, func(p schedstatus.MeasuredPair) bool {
+			return (p.From == c.rigorous || p.To == c.rigorous) && (p.From == node || p.To == node) && p.LatencyMs != nil
+		})
+		return slices.ContainsFunc(d.Scoring, func(p schedstatus.ScorePlugin) bool { return p.Name == networkpeers.Name }) && measured
+	})
+	e := c.explainJSON(c.env, client)
+	if e.Peers == nil || len(e.Unrecomputed) != 0 || !slices.Contains(e.Peers.Hosts, output.PeerHost{Node: c.rigorous, Pods: 1}) {
+		c.t.Errorf("explain %s: peers %+v, not worked out %q; want the server on %s, and NetworkPeers worked out", client, e.Peers, e.Unrecomputed, c.rigorous)
+	}
+	for _, r := range e.Nodes {
+		if !r.Candidate() {
+			continue
+		}
+		scored := slices.ContainsFunc(r.Scores, func(s output.PluginScore) bool { return s.Plugin == networkpeers.Name })
+		if !scored || r.PeersCost == nil || !r.PeersCost.Known {
+			c.t.Errorf("explain %s: candidate %s has NetworkPeers' score %t and cost %+v, want both", client, r.Node, scored, r.PeersCost)
+		}
+	}
+	if own := rowOf(e, node); own.Rank != 1 {
+		c.t.Errorf("explain %s ranks its node %s %d, want first; caveats %q; %s", client, node, own.Rank, e.Caveats, describeRows(e))
+	}
+	c.t.Logf("%s on %s: decided by %q (from %s) against %s; %s", client, node, e.DecidedBy, e.DecidedFrom, e.RunnerUp, describeRows(e))
+	if out, err := kubectlKNS3(c.env, "explain", client, "-n", c.ns); err != nil {
+		c.t.Errorf("kubectl kns3 explain %s: %v\n%s", client, err, out)
+	} else if !strings.Contains(out, "PEERS COST") {
+		c.t.Errorf("kubectl kns3 explain %s prints no PEERS COST column:\n%s", client, out)
+	} else {
+		c.t.Logf("kubectl kns3 explain %s:\n%s", client, out)
+	}
 }
 
 // peersPoints reads NetworkPeers' points for the chosen node and the
