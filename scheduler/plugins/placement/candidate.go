@@ -64,7 +64,9 @@ func (v Verdict) Candidate() bool { return v.Filter == "" && v.Other == "" }
 
 // Judge is the one rule for "is this node a candidate for this pod" that
 // the plugin's drift listing and kubectl kns3 explain share: KNS-3's
-// filter, cordons and taints. It reads of the pod only what Class names.
+// filter, cordons and taints (explain also applies the pod's required node
+// affinity, which Class does not name). It reads of the pod only what
+// Class names.
 func Judge(pod *v1.Pod, node *v1.Node) Verdict {
 	return Verdict{Filter: Rejection(pod, node), Other: OtherFilters(pod, node)}
 }
