@@ -259,9 +259,9 @@ fi
 # by KNS-3 live without and with NetworkPeers, five trials of each case
 # (room for the clients beside the server, and none) in a balanced order,
 # for each workload of VALUE_WORKLOADS; value-peers/<workload>.json for
-# docs/value-peers.md. Estimated at about 40 minutes a workload with the
-# node image built (eight placements of 15 s clients a trial, each after
-# the pairs are measured again).
+# docs/value-peers.md. About 25 minutes a workload with the node image
+# built (netbench's took 24 min 40 s): eight placements of 15 s clients a
+# trial, each after the pairs are measured again.
 if [ "$mode" = full ] && { [ "$steps" = all ] || [ "$steps" = value-peers ]; }; then
   workloads=${VALUE_WORKLOADS:-netbench,redis}
   echo "bench: 7/7 the peers value benchmark ($workloads; 15 s clients, 2 cases, 5 trials) on a kind cluster with one slow, lossy path"

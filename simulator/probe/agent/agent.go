@@ -97,21 +97,44 @@ func Listen(addr, node string, key *wire.Key, opts ...Option) (*Agent, error) {
 	if node == "" {
 		return nil, errors.New("the agent needs its node's name (--node-name, or NODE_NAME from the downward API)")
 	}
+	if key == nil {
+		return nil, errors.New("the agent needs the probe key (--probe-key-file)")
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	// An ephemeral probe port (0, as tests ask) may sit just below a port
+	// in use: the train port is the next one, so try another pair.
+	tries := 1
+	if port == "0" {
+		tries = ephemeralTries
+	}
+	for i := 1; ; i++ {
+		a, err := listenPorts(addr, host, node, key, opts...)
+		if err == nil || i >= tries {
+			return a, err
+		}
+	}
+}
+
+// ephemeralTries is how many ephemeral probe ports Listen tries before it
+// gives up finding one whose train port is free.
+const ephemeralTries = 20
+
+// listenPorts opens the probe port at addr and the train port beside it.
+func listenPorts(addr, host, node string, key *wire.Key, opts ...Option) (*Agent, error) {
 	conn, err := listenStamped(addr)
 	if err != nil {
 		return nil, err
 	}
-	if key == nil {
-		conn.Close()
-		return nil, errors.New("the agent needs the probe key (--probe-key-file)")
-	}
 	a := NewAgent(node, conn, key, opts...)
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
+	trainPort := wire.TrainPort(a.port)
+	if trainPort == 0 {
 		conn.Close()
-		return nil, err
+		return nil, fmt.Errorf("listening on %s: probe port %d leaves no train port above it", addr, a.port)
 	}
-	trainAddr := net.JoinHostPort(host, strconv.Itoa(int(wire.TrainPort(a.port))))
+	trainAddr := net.JoinHostPort(host, strconv.Itoa(int(trainPort)))
 	if a.trainConn, err = listenStamped(trainAddr); err != nil {
 		conn.Close()
 		return nil, err
