@@ -284,9 +284,10 @@ case $mode-$steps in
   full-load) command="hack/bench/run.sh full performance; hack/bench/run.sh full load" ;;
   *) command="hack/bench/run.sh $mode $steps" ;;
 esac
-# The value step's own settings, when set, so that a page says what made it.
-[ -z "${VALUE_ACCURACY:-}" ] || command="VALUE_ACCURACY=$VALUE_ACCURACY $command"
-[ -z "${VALUE_WORKLOADS:-}" ] || command="VALUE_WORKLOADS=$VALUE_WORKLOADS $command"
+# The settings a run was given, when set, so that a page says what made it.
+for v in VALUE_ACCURACY VALUE_WORKLOADS BENCH_RUNS BENCH_MAX_RUNS BENCH_GO_COUNT BENCH_HOSTNAME_RUNS; do
+  [ -z "${!v:-}" ] || command="$v=${!v} $command"
+done
 report=$steps
 [ "$steps" != load ] || report=performance
 go run ./test/perf/report -in "$out" -out "$docs" -machine "$machine" -command "$command" -report "$report"
