@@ -257,15 +257,8 @@ func valueMarkdown(r value.Report, machine, command, png string, plotted bool) s
 		p("| Trial | Ran | Placement | Clients per node | Small-call p50 | Small-call p99 | Throughput |\n|---:|---:|---|---|---:|---:|---:|\n")
 		for i, tr := range l.Trials {
 			for _, pl := range tr.Placements {
-				ran := "—"
-				if at := slices.Index(tr.Order, pl.Name); at >= 0 {
-					ran = fmt.Sprint(at + 1)
-				}
-				var nodes []string
-				for _, n := range names(pl.Nodes) {
-					nodes = append(nodes, fmt.Sprintf("`%s` %d", n, pl.Nodes[n]))
-				}
-				p("| %d | %s | %s | %s | %.1f ms | %.1f ms | %.1f Mbit/s |\n", i+1, ran, pl.Name, strings.Join(nodes, ", "), pl.P50Ms, pl.P99Ms, pl.Mbps)
+				ran, nodes := turnIn(tr.Order, pl.Name), clientsPerNode(pl.Nodes)
+				p("| %d | %s | %s | %s | %.1f ms | %.1f ms | %.1f Mbit/s |\n", i+1, ran, pl.Name, nodes, pl.P50Ms, pl.P99Ms, pl.Mbps)
 			}
 		}
 	}
@@ -447,4 +440,22 @@ unset multiplot
 
 func names[V any](m map[string]V) []string {
 	return slices.Sorted(maps.Keys(m))
+}
+
+// turnIn is a placement's turn within its trial, counted from 1, or "—"
+// for a trial that recorded no order.
+func turnIn(order []string, name string) string {
+	if at := slices.Index(order, name); at >= 0 {
+		return fmt.Sprint(at + 1)
+	}
+	return "—"
+}
+
+// clientsPerNode lists how many clients each node took, by node name.
+func clientsPerNode(nodes map[string]int) string {
+	var out []string
+	for _, n := range names(nodes) {
+		out = append(out, fmt.Sprintf("`%s` %d", n, nodes[n]))
+	}
+	return strings.Join(out, ", ")
 }

@@ -323,16 +323,9 @@ func valuePeersTrials(b *strings.Builder, reports []value.PeersReport) {
 			p("| Trial | Ran | Placement | Server | Clients per node | Small-call p50 | Small-call p99 | Throughput |\n|---:|---:|---|---|---|---:|---:|---:|\n")
 			for i, tr := range c.Trials {
 				for _, pl := range tr.Placements {
-					ran := "—"
-					if at := slices.Index(tr.Order, pl.Name); at >= 0 {
-						ran = fmt.Sprint(at + 1)
-					}
-					var nodes []string
-					for _, n := range names(pl.Nodes) {
-						nodes = append(nodes, fmt.Sprintf("`%s` %d", n, pl.Nodes[n]))
-					}
+					ran, nodes := turnIn(tr.Order, pl.Name), clientsPerNode(pl.Nodes)
 					p("| %d | %s | %s | `%s` (%d m, room for %d) | %s | %.1f ms | %.1f ms | %.1f Mbit/s |\n", i+1, ran, pl.Name,
-						pl.Server.Node, pl.Server.CPUMillis, pl.Server.Room, strings.Join(nodes, ", "), pl.P50Ms, pl.P99Ms, pl.Mbps)
+						pl.Server.Node, pl.Server.CPUMillis, pl.Server.Room, nodes, pl.P50Ms, pl.P99Ms, pl.Mbps)
 				}
 			}
 		}
