@@ -126,8 +126,11 @@ func Stale(doc status.ProfileStatus, now time.Time) bool {
 // cluster admins write kube-system, while whoever administers kns-3-system
 // can make a pod that looks made by the install and publish there; and the
 // shipped viewer role cannot list kube-system's pods, so liveness alone
-// would favour the namespace it can see into. Otherwise the one whose
-// scheduler is up wins, then the one that published last; the
+// would favour the namespace it can see into. A status stays fresh for a
+// heartbeat after its scheduler stopped, so an install whose pods can be
+// listed and are none does not count as fresh: after install.sh
+// --uninstall, an admin sees the Deployment at once. Otherwise the one
+// whose scheduler is up wins, then the one that published last; the
 // second-scheduler install when they are alike.
 func Find(ctx context.Context, client kubernetes.Interface) (*Install, error) {
 	var denied []error
@@ -139,7 +142,7 @@ func Find(ctx context.Context, client kubernetes.Interface) (*Install, error) {
 			switch {
 			case best == nil:
 				best = in
-			case in.Kind == ControlPlane && in.fresh(now), in.liveness(now) > best.liveness(now):
+			case in.Kind == ControlPlane && in.running(now), in.liveness(now) > best.liveness(now):
 				in.Other, best = best, in
 			default:
 				best.Other = in
@@ -170,10 +173,17 @@ func (in *Install) liveness(now time.Time) int {
 			n = 2
 		}
 	}
-	if in.fresh(now) {
+	if in.running(now) {
 		n++
 	}
 	return n
+}
+
+// running reports whether the install's status is fresh and its pods, when
+// they can be listed, are not gone.
+func (in *Install) running(now time.Time) bool {
+	gone := in.PodsErr == nil && len(in.Pods) == 0
+	return in.fresh(now) && !gone
 }
 
 // fresh reports whether one of the install's profiles published lately.

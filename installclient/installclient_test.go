@@ -421,6 +421,16 @@ func TestFindUnderTheViewerRole(t *testing.T) {
 				statusConfigMap("kube-system", doc("cp", now.Add(-time.Hour)))},
 			wantAdmin: SecondScheduler, wantUI: SecondScheduler,
 		},
+		{
+			// install.sh --uninstall has just run: the control plane's
+			// status is still within its heartbeat, its pod gone. An admin
+			// sees that; the viewer, who cannot list kube-system's pods,
+			// trusts the status until it goes stale.
+			name: "back to the Deployment, the control plane's status not yet stale",
+			objs: []runtime.Object{deployment, statusConfigMap("kns-3-system", doc(deployment.Name, now.Add(-30*time.Second))),
+				statusConfigMap("kube-system", doc("cp", now.Add(-10*time.Second)))},
+			wantAdmin: SecondScheduler, wantUI: ControlPlane,
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, viewer := range []bool{false, true} {

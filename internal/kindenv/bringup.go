@@ -200,6 +200,9 @@ func deployKNS3(ctx context.Context, c *Cluster) error {
 }
 
 func waitScheduler(ctx context.Context, c *Cluster) error {
-	_, err := WaitForScheduler(ctx, c.Client, schedulerTimeout)
+	start := time.Now()
+	_, err := waitForScheduler(ctx, c.Client, schedulerTimeout, func(why string) {
+		c.logf("  waiting %.0fs: %s", time.Since(start).Seconds(), why)
+	})
 	return err
 }

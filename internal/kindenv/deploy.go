@@ -3,6 +3,7 @@ package kindenv
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -123,21 +124,34 @@ func ApplyObjects(ctx context.Context, cfg *rest.Config, objs []*unstructured.Un
 // WaitForScheduler waits until the Deployment's new pod is ready and
 // returns it.
 func WaitForScheduler(ctx context.Context, client kubernetes.Interface, timeout time.Duration) (*v1.Pod, error) {
+	return waitForScheduler(ctx, client, timeout, nil)
+}
+
+// waitForScheduler is WaitForScheduler, telling progress what it waits for
+// each time that changes: a slow bring-up says which stage took the time.
+func waitForScheduler(ctx context.Context, client kubernetes.Interface, timeout time.Duration, progress func(string)) (*v1.Pod, error) {
 	var ready *v1.Pod
 	var last string
+	pending := func(why string) {
+		if why != last && progress != nil {
+			progress(why)
+		}
+		last = why
+	}
 	err := wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, func(ctx context.Context) (bool, error) {
 		d, err := client.AppsV1().Deployments(Namespace).Get(ctx, Deployment, metav1.GetOptions{})
 		if err != nil {
-			last = err.Error()
+			pending(err.Error())
 			return false, nil
 		}
 		if !deploymentDone(d) {
-			last = fmt.Sprintf("deployment: %d/%d ready, %d updated", d.Status.ReadyReplicas, *d.Spec.Replicas, d.Status.UpdatedReplicas)
+			pending(fmt.Sprintf("deployment: %d/%d ready, %d updated%s", d.Status.ReadyReplicas, *d.Spec.Replicas, d.Status.UpdatedReplicas,
+				describeSchedulerPods(ctx, client)))
 			return false, nil
 		}
 		pod, err := SchedulerPod(ctx, client)
 		if err != nil {
-			last = err.Error()
+			pending(err.Error())
 			return false, nil
 		}
 		ready = pod
@@ -147,6 +161,41 @@ func WaitForScheduler(ctx context.Context, client kubernetes.Interface, timeout 
 		return nil, fmt.Errorf("the KNS-3 scheduler did not become ready in %s (%s): %w", timeout, last, err)
 	}
 	return ready, nil
+}
+
+// describeSchedulerPods says where each of the Deployment's pods stands:
+// not yet scheduled, or which containers are not ready.
+func describeSchedulerPods(ctx context.Context, client kubernetes.Interface) string {
+	pods, err := client.CoreV1().Pods(Namespace).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=" + Deployment})
+	if err != nil {
+		return ""
+	}
+	var parts []string
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		switch {
+		case p.DeletionTimestamp != nil:
+			parts = append(parts, p.Name+" terminating")
+		case p.Spec.NodeName == "":
+			parts = append(parts, p.Name+" not yet scheduled")
+		default:
+			var waiting []string
+			for _, c := range p.Status.ContainerStatuses {
+				if !c.Ready {
+					waiting = append(waiting, c.Name)
+				}
+			}
+			if len(waiting) == 0 {
+				parts = append(parts, p.Name+" "+string(p.Status.Phase))
+			} else {
+				parts = append(parts, fmt.Sprintf("%s %s, not ready: %s", p.Name, p.Status.Phase, strings.Join(waiting, ", ")))
+			}
+		}
+	}
+	if len(parts) == 0 {
+		return "; no pod"
+	}
+	return "; " + strings.Join(parts, "; ")
 }
 
 func deploymentDone(d *appsv1.Deployment) bool {

@@ -457,7 +457,13 @@ func TestStatusNamesTheOtherInstall(t *testing.T) {
 	// Find judges freshness by the real clock.
 	cp := published(func(d *schedstatus.ProfileStatus) { d.Published = time.Now() })
 	cp.Namespace = "kube-system"
-	_, errOut, err := run(t, cluster(schedulerPod(), published(nil), cp), "status")
+	// The control plane's static pod, as its mirror shows it: without it,
+	// an admin sees the control-plane install gone, whatever its status.
+	ctrl := true
+	mirror := st.MakePod().Namespace("kube-system").Name("kube-scheduler-cp").Label(installclient.AppLabel, installclient.AppName).Node("cp").Obj()
+	mirror.Annotations = map[string]string{"kubernetes.io/config.mirror": "abc"}
+	mirror.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: "cp", Controller: &ctrl}}
+	_, errOut, err := run(t, cluster(schedulerPod(), published(nil), cp, mirror), "status")
 	if err != nil {
 		t.Fatal(err)
 	}
