@@ -166,7 +166,7 @@ func waitForScheduler(ctx context.Context, client kubernetes.Interface, timeout 
 // describeSchedulerPods says where each of the Deployment's pods stands:
 // not yet scheduled, or which containers are not ready.
 func describeSchedulerPods(ctx context.Context, client kubernetes.Interface) string {
-	pods, err := client.CoreV1().Pods(Namespace).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=" + Deployment})
+	pods, err := client.CoreV1().Pods(Namespace).List(ctx, metav1.ListOptions{LabelSelector: deploymentPods})
 	if err != nil {
 		return ""
 	}
@@ -197,6 +197,10 @@ func describeSchedulerPods(ctx context.Context, client kubernetes.Interface) str
 	}
 	return "; " + strings.Join(parts, "; ")
 }
+
+// deploymentPods selects the Deployment's pods, by the label deploy/ gives
+// them.
+var deploymentPods = installclient.AppLabel + "=" + installclient.AppName
 
 func deploymentDone(d *appsv1.Deployment) bool {
 	return d.Status.ObservedGeneration >= d.Generation &&

@@ -269,7 +269,7 @@ func scaleDeployment(ctx context.Context, c *Cluster, replicas int32) error {
 		return nil
 	}
 	return wait.PollUntilContextTimeout(ctx, time.Second, schedulerTimeout, true, func(ctx context.Context) (bool, error) {
-		pods, err := c.Client.CoreV1().Pods(Namespace).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=" + Deployment})
+		pods, err := c.Client.CoreV1().Pods(Namespace).List(ctx, metav1.ListOptions{LabelSelector: deploymentPods})
 		return err == nil && len(pods.Items) == 0, nil
 	})
 }
